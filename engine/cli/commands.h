@@ -1,0 +1,16 @@
+// The subcommands of the `corral` binary. Each registers its options on the app and returns
+// the action to run once parsing succeeded.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace corral::cli {
+
+// An action returns the process exit status: 0 success, 1 training failed, 2 bad usage/input.
+using Action = std::function<int()>;
+
+Action AddTrainCommand(CLI::App& app);
+
+}  // namespace corral::cli

@@ -1,0 +1,27 @@
+// corral: lock-free asynchronous and decentralized SGD. See README.md.
+#include <cstdio>
+
+#include <corral/error.h>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"corral: lock-free asynchronous and decentralized SGD on one many-core machine"};
+  app.require_subcommand(1);
+  const corral::cli::Action train = corral::cli::AddTrainCommand(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    if (app.got_subcommand("train")) return train();
+  } catch (const corral::Error& e) {
+    std::fprintf(stderr, "corral: error: %s\n", e.what());
+    return e.IsUsageError() ? 2 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "corral: error: %s\n", e.what());
+    return 1;
+  }
+  return 2;
+}

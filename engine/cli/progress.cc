@@ -1,0 +1,85 @@
+#include "progress.h"
+
+#include <unistd.h>
+
+#include <string>
+
+namespace corral::cli {
+namespace {
+
+std::string Rate(double per_s) {
+  char buf[32];
+  if (per_s >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.2fM", per_s / 1e6);
+  } else if (per_s >= 1e3) {
+    std::snprintf(buf, sizeof buf, "%.1fk", per_s / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f", per_s);
+  }
+  return buf;
+}
+
+}  // namespace
+
+ProgressPrinter::ProgressPrinter(std::FILE* out, bool quiet)
+    : out_(out), quiet_(quiet), live_(isatty(fileno(out)) != 0) {}
+
+void ProgressPrinter::ClearLine() {
+  if (line_open_) std::fprintf(out_, "\r\033[K");
+  line_open_ = false;
+}
+
+void ProgressPrinter::OnProgress(const Progress& p) {
+  if (quiet_ || !live_) return;
+  const double done = (p.epoch - 1 + p.epoch_fraction) / p.epochs;
+  const double eta_s = done > 0 ? p.wall_s * (1 - done) / done : 0;
+  std::fprintf(out_, "\r\033[Kepoch %d/%d %3.0f%%  %s samples/s  %.1fs  ETA %.0fs", p.epoch,
+               p.epochs, 100 * p.epoch_fraction, Rate(p.samples_per_s).c_str(), p.wall_s, eta_s);
+  std::fflush(out_);
+  line_open_ = true;
+}
+
+void ProgressPrinter::OnEval(const EvalPoint& p, int epochs) {
+  if (quiet_) return;
+  ClearLine();
+  std::fprintf(out_, "epoch %3d/%d  objective %.6f  train_loss %.6f  train_acc %.4f", p.epoch,
+               epochs, p.objective, p.train_loss, p.train_acc);
+  if (p.test_acc) std::fprintf(out_, "  test_loss %.6f  test_acc %.4f", *p.test_loss, *p.test_acc);
+  std::fprintf(out_, "  %s samples/s  %.2fs\n", Rate(p.samples_per_s).c_str(), p.wall_s);
+  std::fflush(out_);
+}
+
+void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
+  if (quiet_) return;
+  ClearLine();
+  const EvalPoint last = r.history.empty() ? EvalPoint{} : r.history.back();
+  const PlacementReport& pl = r.placement;
+  std::string pus;
+  for (const int pu : pl.worker_pu) {
+    if (!pus.empty()) pus += ',';
+    pus += std::to_string(pu);
+  }
+  std::fprintf(out_, "\nsummary\n");
+  std::fprintf(out_, "  algo          %s\n", std::string(ToString(config.algorithm)).c_str());
+  std::fprintf(out_, "  model         %s (l2 %g)\n", std::string(ToString(config.model)).c_str(),
+               static_cast<double>(r.l2));
+  std::fprintf(out_, "  threads       %d, %s\n", r.threads,
+               pl.pinned ? ("pinned to hardware threads " + pus).c_str() : "not pinned");
+  std::fprintf(out_, "  numa nodes    %d used of %d\n", pl.numa_nodes_used, pl.numa_nodes_total);
+  std::fprintf(out_, "  lr            %g%s, decay %g per epoch\n", static_cast<double>(r.lr),
+               r.lr_searched ? " (searched)" : "", static_cast<double>(config.lr_decay));
+  std::fprintf(out_, "  epochs        %d\n", last.epoch);
+  std::fprintf(out_, "  objective     %.6f\n", last.objective);
+  std::fprintf(out_, "  train_loss    %.6f\n", last.train_loss);
+  std::fprintf(out_, "  train_acc     %.4f\n", last.train_acc);
+  if (last.test_acc) {
+    std::fprintf(out_, "  test_loss     %.6f\n", *last.test_loss);
+    std::fprintf(out_, "  test_acc      %.4f\n", *last.test_acc);
+  }
+  std::fprintf(out_, "  samples/s     %s\n", Rate(r.samples_per_s).c_str());
+  std::fprintf(out_, "  wall          %.2fs (training %.2fs)\n", r.wall_s, r.train_s);
+  std::fprintf(out_, "  peak rss      %.0f MiB\n", r.peak_rss_mb);
+  std::fflush(out_);
+}
+
+}  // namespace corral::cli

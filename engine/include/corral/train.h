@@ -1,0 +1,135 @@
+// Training: one configuration aggregate, one entry point, results and observer callbacks.
+//
+//   corral::TrainConfig cfg{.algorithm = corral::Algorithm::kHogwild, .threads = 8, .epochs = 20};
+//   corral::TrainResult r = corral::Train(train, &test, cfg);
+//
+// The library never prints and never exits: progress reaches the caller through TrainObserver,
+// failures through corral::Error (bad config or input, divergence, a worker's exception).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <corral/dataset.h>
+
+namespace corral {
+
+enum class Algorithm {
+  kHogwild,  // lock-free shared model, relaxed atomic reads and writes (Niu et al. 2011)
+};
+
+enum class ModelKind {
+  kLogistic,  // binary logistic regression
+};
+
+enum class Pin {
+  kCompact,  // worker i on the i-th hardware thread, filling cores then packages
+  kScatter,  // workers spread across packages and cores first
+  kNone,     // leave placement to the OS
+};
+
+// Names as the CLI spells them; Parse* throw corral::Error (kBadConfig) listing valid values.
+std::string_view ToString(Algorithm a);
+std::string_view ToString(ModelKind m);
+std::string_view ToString(Pin p);
+Algorithm ParseAlgorithm(std::string_view name);
+ModelKind ParseModel(std::string_view name);
+Pin ParsePin(std::string_view name);
+
+// Everything a run needs besides its data. Each field's comment is its --help text.
+struct TrainConfig {
+  // Training algorithm.
+  Algorithm algorithm = Algorithm::kHogwild;
+  // Model to train.
+  ModelKind model = ModelKind::kLogistic;
+  // L2 strength in objective = mean loss + (l2/2)|w|^2; unset means 1/rows (LIBLINEAR's C=1).
+  std::optional<float> l2;
+  // Worker threads; 0 means one per hardware thread.
+  int threads = 0;
+  // Passes over the training data.
+  int epochs = 10;
+  // Initial step size; 0 picks one by trying a few on a sample of the data (Bottou's SGD).
+  float lr = 0;
+  // Step size multiplier applied after every epoch (HOGWILD! uses 0.9).
+  float lr_decay = 0.9f;
+  // Seed of every random choice (shuffles, step-size search); with 1 thread a seed fixes the
+  // result bit for bit.
+  std::uint64_t seed = 1;
+  // Thread placement: compact, scatter or none.
+  Pin pin = Pin::kCompact;
+  // Write one JSON line per evaluation point and a summary line to this file (none if empty).
+  std::string metrics_path;
+
+  // Throws corral::Error (kBadConfig) naming the first invalid field.
+  void Validate() const;
+};
+
+// Metrics at one evaluation point (an epoch end). Test fields are set when a test set is given.
+struct EvalPoint {
+  int epoch = 0;               // epochs completed
+  std::uint64_t step = 0;      // samples processed by all workers so far
+  double wall_s = 0;           // since training started, evaluation included
+  double train_s = 0;          // time spent training, evaluation excluded
+  double lr = 0;               // step size used in the last epoch
+  double train_loss = 0;       // mean data loss, no regulariser
+  double objective = 0;        // train_loss + regulariser
+  double train_acc = 0;
+  std::optional<double> test_loss;
+  std::optional<double> test_acc;
+  double samples_per_s = 0;    // in the last epoch
+  bool diverged = false;       // a loss is NaN or Inf
+};
+
+// Progress inside an epoch, reported a few times per second.
+struct Progress {
+  int epoch = 0;               // the epoch running, 1-based
+  int epochs = 0;
+  double epoch_fraction = 0;   // of the running epoch, in [0, 1]
+  std::uint64_t step = 0;
+  double wall_s = 0;
+  double samples_per_s = 0;    // since the epoch began
+};
+
+// Where the workers ran.
+struct PlacementReport {
+  bool pinned = false;
+  std::vector<int> worker_pu;  // OS index of each worker's hardware thread, -1 when unpinned
+  int numa_nodes_used = 1;
+  int numa_nodes_total = 1;
+  int hardware_threads = 1;
+};
+
+struct TrainResult {
+  std::vector<float> params;   // the trained model
+  std::vector<EvalPoint> history;
+  int threads = 0;
+  float l2 = 0;                // the L2 strength used
+  float lr = 0;                // the initial step size used
+  bool lr_searched = false;    // lr was picked by the step-size search
+  std::uint64_t samples = 0;
+  double wall_s = 0;
+  double train_s = 0;
+  double samples_per_s = 0;    // over the whole run, evaluation excluded
+  double peak_rss_mb = 0;
+  PlacementReport placement;
+};
+
+struct TrainObserver {
+  // Called at every evaluation point; return false to stop training after it.
+  std::function<bool(const EvalPoint&)> on_eval;
+  // Called a few times per second while an epoch runs, from the thread that called Train().
+  std::function<void(const Progress&)> on_progress;
+};
+
+// Trains on `train`, evaluating on `test` too when it is not null. Blocks until done.
+// Throws corral::Error: kBadConfig/kBadInput before training starts, kDiverged when a loss
+// becomes NaN/Inf (after writing that evaluation point to the metrics), kWorkerFailed when a
+// worker threw (after all workers stopped).
+TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& config,
+                  const TrainObserver& observer = {});
+
+}  // namespace corral

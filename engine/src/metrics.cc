@@ -1,0 +1,64 @@
+#include "engine/src/metrics.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include <corral/error.h>
+
+namespace corral::internal {
+
+MetricsWriter::MetricsWriter(const std::string& path) : path_(path) {
+  if (path.empty()) return;
+  out_.open(path, std::ios::out | std::ios::trunc);
+  if (!out_) {
+    throw Error(ErrorCode::kIo, "cannot write metrics file " + path + ": " + std::strerror(errno));
+  }
+}
+
+void MetricsWriter::Write(const EvalPoint& p) {
+  if (!out_.is_open()) return;
+  nlohmann::json j = {
+      {"epoch", p.epoch},           {"step", p.step},
+      {"wall_s", p.wall_s},         {"virtual_s", p.train_s},
+      {"lr", p.lr},                 {"train_loss", p.train_loss},
+      {"objective", p.objective},   {"train_acc", p.train_acc},
+      {"samples_per_s", p.samples_per_s},
+      {"bytes_sent", 0},            {"bytes_sent_max", 0},
+      {"diverged", p.diverged},
+  };
+  if (p.test_loss) j["test_loss"] = *p.test_loss;
+  if (p.test_acc) j["test_acc"] = *p.test_acc;
+  // JSON has no NaN: nlohmann writes a NaN loss as null, with "diverged": true beside it.
+  out_ << j.dump() << '\n';
+  out_.flush();
+}
+
+void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r) {
+  if (!out_.is_open()) return;
+  const EvalPoint last = r.history.empty() ? EvalPoint{} : r.history.back();
+  nlohmann::json j = {
+      {"event", "summary"},
+      {"algo", ToString(config.algorithm)},
+      {"model", ToString(config.model)},
+      {"threads", r.threads},
+      {"epochs", last.epoch},
+      {"lr", r.lr},
+      {"l2", r.l2},
+      {"train_loss", last.train_loss},
+      {"objective", last.objective},
+      {"train_acc", last.train_acc},
+      {"samples_per_s", r.samples_per_s},
+      {"wall_s", r.wall_s},
+      {"bytes_sent", 0},
+      {"peak_rss_mb", r.peak_rss_mb},
+  };
+  if (last.test_acc) j["test_acc"] = *last.test_acc;
+  if (last.test_loss) j["test_loss"] = *last.test_loss;
+  out_ << j.dump() << '\n';
+  out_.flush();
+  if (!out_) throw Error(ErrorCode::kIo, "writing metrics file " + path_ + " failed");
+}
+
+}  // namespace corral::internal
