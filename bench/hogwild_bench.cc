@@ -34,15 +34,16 @@ void SparseStepTeardown(const benchmark::State&) { shared_model.reset(); }
 void BM_SparseStep(benchmark::State& state) {
   const corral::Dataset& train = Data().train;
   const corral::Params w(shared_storage);
-  corral::SparseGrad grad(train.max_row_nnz());
+  corral::SparseGrad grad = shared_model->MakeGrad(train, 1);
+  corral::LogisticModel::Workspace workspace;
   const std::size_t per_thread = train.rows() / static_cast<std::size_t>(state.threads());
   const std::size_t begin = per_thread * static_cast<std::size_t>(state.thread_index());
   const std::size_t end = begin + per_thread;
-  std::size_t r = begin;
+  std::uint32_t r = static_cast<std::uint32_t>(begin);
   for (auto _ : state) {
-    shared_model->Gradient(w, train.Row(r), train.Label(r), grad);
-    corral::ApplySparseStep(w, grad, 0.1f);
-    if (++r == end) r = begin;
+    shared_model->Gradient(w, train, std::span(&r, 1), grad, workspace);
+    corral::ApplyStep(w, grad, 0.1f);
+    if (++r == end) r = static_cast<std::uint32_t>(begin);
   }
   state.SetItemsProcessed(state.iterations());
 }

@@ -37,9 +37,8 @@ int main(int argc, char** argv) {
         corral::Train(train, test.rows() > 0 ? &test : nullptr, config, observer);
 
     // The trained weights are a flat vector; a model object scores new rows with them.
-    std::vector<float> weights = result.params;
-    const corral::LogisticModel model(train, result.l2);
-    const float p = model.Predict(corral::Params(weights), train.Row(0));
+    const corral::LogisticModel model(train.num_features(), result.l2);
+    const float p = model.Predict(result.params, train.Row(0));
     std::printf("%.0f samples/s; P(y=+1 | first row) = %.3f (label %g)\n", result.samples_per_s,
                 static_cast<double>(p), static_cast<double>(train.Label(0)));
     return 0;

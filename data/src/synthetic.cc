@@ -1,4 +1,4 @@
-// Synthetic sparse binary classification with a planted linear model.
+// Synthetic classification and regression with planted linear models.
 //
 // Only corral::Rng and arithmetic are used (no <random> distributions, whose output differs
 // between standard libraries), so a seed names the same data set everywhere.
@@ -6,7 +6,8 @@
 // Random streams: stream 0 of the seed draws the model (w* and the popularity order), stream 1
 // draws the rows, training rows first and test rows after them. So the training set does not
 // depend on the number of test rows, and changing label_noise flips labels without moving any
-// feature.
+// feature. The binary sparse case draws exactly what it always drew, so existing seeds keep
+// naming the same data.
 #include <corral/synthetic.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -23,14 +25,30 @@
 #include <corral/error.h>
 #include <corral/rng.h>
 
+#include "data/src/feature_sampler.h"
+
 namespace corral {
 namespace {
 
 constexpr std::uint64_t kModelStream = 0;
 constexpr std::uint64_t kRowStream = 1;
 
-[[noreturn]] void ThrowBadConfig(const std::string& what) {
-  throw Error(ErrorCode::kBadConfig, "synthetic classification: " + what);
+enum class Target { kBinary, kMulticlass, kRegression };
+
+// Everything the row generator needs, from either public spec.
+struct RowSpec {
+  std::size_t rows, features, nnz_per_row;
+  double zipf;
+  bool dense;
+  Target target;
+  std::size_t classes;
+  double noise;  // label-flip probability, or the regression noise's standard deviation
+  std::uint64_t seed;
+  const char* what;  // for error messages
+};
+
+[[noreturn]] void ThrowBadConfig(const RowSpec& spec, const std::string& what) {
+  throw Error(ErrorCode::kBadConfig, std::string(spec.what) + ": " + what);
 }
 
 std::string Format(double x) {
@@ -39,229 +57,190 @@ std::string Format(double x) {
   return buffer;
 }
 
-void Validate(const SyntheticSpec& spec, std::size_t test_rows) {
-  if (spec.features == 0) ThrowBadConfig("features is 0, expected at least 1");
+void Validate(const RowSpec& spec, std::size_t test_rows) {
+  if (spec.features == 0) ThrowBadConfig(spec, "features is 0, expected at least 1");
   if (spec.features - 1 > std::numeric_limits<std::uint32_t>::max()) {
-    ThrowBadConfig("features is " + std::to_string(spec.features) +
-                   ", expected at most 2^32 (indices are 32-bit)");
+    ThrowBadConfig(spec, "features is " + std::to_string(spec.features) +
+                             ", expected at most 2^32 (indices are 32-bit)");
   }
-  if (spec.nnz_per_row == 0) ThrowBadConfig("nnz_per_row is 0, expected at least 1");
-  if (spec.nnz_per_row > spec.features) {
-    ThrowBadConfig("nnz_per_row " + std::to_string(spec.nnz_per_row) +
-                   " exceeds features " + std::to_string(spec.features) +
-                   ", expected nnz_per_row <= features (indices in a row are distinct)");
+  if (!spec.dense) {
+    if (spec.nnz_per_row == 0) ThrowBadConfig(spec, "nnz_per_row is 0, expected at least 1");
+    if (spec.nnz_per_row > spec.features) {
+      ThrowBadConfig(spec, "nnz_per_row " + std::to_string(spec.nnz_per_row) +
+                               " exceeds features " + std::to_string(spec.features) +
+                               ", expected nnz_per_row <= features (indices in a row are "
+                               "distinct)");
+    }
+    if (!(spec.zipf >= 0) || !std::isfinite(spec.zipf)) {
+      ThrowBadConfig(spec, "zipf is " + Format(spec.zipf) +
+                               ", expected a finite exponent >= 0 (0 = uniform)");
+    }
   }
-  if (!(spec.zipf >= 0) || !std::isfinite(spec.zipf)) {
-    ThrowBadConfig("zipf is " + Format(spec.zipf) +
-                   ", expected a finite exponent >= 0 (0 = uniform)");
+  if (spec.target == Target::kRegression) {
+    if (!(spec.noise >= 0) || !std::isfinite(spec.noise)) {
+      ThrowBadConfig(spec, "noise is " + Format(spec.noise) +
+                               ", expected a finite standard deviation >= 0");
+    }
+  } else if (!(spec.noise >= 0 && spec.noise <= 1)) {
+    ThrowBadConfig(spec, "label_noise is " + Format(spec.noise) +
+                             ", expected a probability in [0, 1]");
   }
-  if (!(spec.label_noise >= 0 && spec.label_noise <= 1)) {
-    ThrowBadConfig("label_noise is " + Format(spec.label_noise) +
-                   ", expected a probability in [0, 1]");
+  if (spec.target == Target::kMulticlass &&
+      (spec.classes < 3 || spec.classes > (std::size_t{1} << 24))) {
+    ThrowBadConfig(spec, "classes is " + std::to_string(spec.classes) +
+                             ", expected 2 .. 2^24 (class ids must be exact floats)");
   }
-  const std::size_t max_rows = std::numeric_limits<std::size_t>::max() / spec.nnz_per_row;
+  const std::size_t per_row = spec.dense ? spec.features : spec.nnz_per_row;
+  const std::size_t max_rows = std::numeric_limits<std::size_t>::max() / per_row / 8;
   if (spec.rows > max_rows || test_rows > max_rows - spec.rows) {
-    ThrowBadConfig("rows * nnz_per_row overflows, expected a size that fits in memory");
+    ThrowBadConfig(spec, "rows * nnz_per_row overflows, expected a size that fits in memory");
   }
 }
 
-// w* ~ N(0, 1) by Box-Muller (both outputs used); u1 is in (0, 1] so log(u1) is finite.
-std::vector<double> PlantedModel(std::size_t features, Rng& rng) {
-  std::vector<double> w(features);
-  for (std::size_t i = 0; i < features; i += 2) {
+// Standard normals by Box-Muller (both outputs used); u1 is in (0, 1] so log(u1) is finite.
+std::vector<double> Normals(std::size_t count, Rng& rng) {
+  std::vector<double> out(count);
+  for (std::size_t i = 0; i < count; i += 2) {
     const double radius = std::sqrt(-2.0 * std::log(1.0 - rng.Uniform()));
     const double angle = 2.0 * std::numbers::pi * rng.Uniform();
-    w[i] = radius * std::cos(angle);
-    if (i + 1 < features) w[i + 1] = radius * std::sin(angle);
+    out[i] = radius * std::cos(angle);
+    if (i + 1 < count) out[i + 1] = radius * std::sin(angle);
   }
-  return w;
+  return out;
 }
 
-// Draws a row's distinct features. Zipf: rank r has weight 1/(r+1)^s and the rank -> feature
-// map is a random permutation, so popular features are spread over the index range. Picks
-// without replacement follow the sequential rule (each pick proportional to the weight among
-// features not yet picked), implemented by rejection with an exact fallback for skewed cases.
-class FeatureSampler {
- public:
-  FeatureSampler(const SyntheticSpec& spec, Rng& model_rng) : features_(spec.features) {
-    if (spec.zipf == 0) {
-      // Uniform: a partial Fisher-Yates over a persistent pool is exact from any pool order.
-      pool_.resize(features_);
-      for (std::size_t f = 0; f < features_; ++f) pool_[f] = static_cast<std::uint32_t>(f);
-      return;
-    }
-    feature_of_rank_.resize(features_);
-    for (std::size_t f = 0; f < features_; ++f) {
-      feature_of_rank_[f] = static_cast<std::uint32_t>(f);
-    }
-    model_rng.Shuffle(std::span(feature_of_rank_));
-    prefix_.resize(features_ + 1);
-    prefix_[0] = 0;
-    for (std::size_t r = 0; r < features_; ++r) {
-      prefix_[r + 1] = prefix_[r] + std::pow(static_cast<double>(r + 1), -spec.zipf);
-    }
-    // Guide table (Chen & Asau 1974): guide_[j] is the rank holding the point j * total / n,
-    // so a search starts next to its answer instead of bisecting 20k doubles per draw.
-    guide_.resize(features_);
-    guide_scale_ = static_cast<double>(guide_.size()) / prefix_.back();
-    std::size_t rank = 0;
-    for (std::size_t j = 0; j < guide_.size(); ++j) {
-      const double point = static_cast<double>(j) / guide_scale_;
-      while (rank + 1 < features_ && prefix_[rank + 1] <= point) ++rank;
-      guide_[j] = static_cast<std::uint32_t>(rank);
-    }
-    stamp_.assign(features_, 0);
-    rank_of_pick_.resize(spec.nnz_per_row);
-  }
+double Normal(Rng& rng) { return Normals(1, rng)[0]; }
 
-  // Fills `out` with distinct features in ascending order.
-  void Sample(Rng& rng, std::span<std::uint32_t> out) {
-    if (pool_.empty()) {
-      SampleZipf(rng, out);
-    } else {
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        std::swap(pool_[i], pool_[i + rng.Below(features_ - i)]);
-        out[i] = pool_[i];
-      }
-    }
-    std::sort(out.begin(), out.end());
-  }
-
- private:
-  // Rejection is cheap while the picked ranks hold little weight. Eight straight rejections
-  // suggest they hold over ~90% of it, where the exact draw (O(picks)) is cheaper; measured
-  // on 100k x 20 at zipf 2: 32 -> 300 ms, 8 -> 190 ms, with zipf 1 unchanged.
-  static constexpr int kMaxRejections = 8;
-
-  void SampleZipf(Rng& rng, std::span<std::uint32_t> out) {
-    ++row_stamp_;
-    sorted_ranks_.clear();
-    bool exact = false;
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      std::size_t rank = 0;
-      bool found = false;
-      for (int attempt = 0; !exact && attempt < kMaxRejections; ++attempt) {
-        rank = RankAt(rng.Uniform() * prefix_.back());
-        if (stamp_[rank] != row_stamp_) {
-          found = true;
-          break;
-        }
-      }
-      if (!found) {
-        if (!exact) {
-          // From here on the row's picks come from the exact draw, which needs them sorted.
-          for (std::size_t j = 0; j < i; ++j) sorted_ranks_.push_back(rank_of_pick_[j]);
-          std::sort(sorted_ranks_.begin(), sorted_ranks_.end());
-          exact = true;
-        }
-        rank = DrawExcludingPicked(rng);
-        sorted_ranks_.insert(std::lower_bound(sorted_ranks_.begin(), sorted_ranks_.end(), rank),
-                             rank);
-      }
-      stamp_[rank] = row_stamp_;
-      rank_of_pick_[i] = rank;
-      out[i] = feature_of_rank_[rank];
-    }
-  }
-
-  // The rank whose interval [prefix_[r], prefix_[r + 1]) holds `t` (the last rank when t is
-  // at or past the total). The same answer as a binary search over prefix_; the two loops
-  // absorb rounding in t * guide_scale_, and usually run zero or one step.
-  std::size_t RankAt(double t) const {
-    const auto bucket = static_cast<std::size_t>(t * guide_scale_);
-    std::size_t rank = guide_[std::min(bucket, guide_.size() - 1)];
-    while (rank > 0 && prefix_[rank] > t) --rank;
-    while (rank + 1 < features_ && prefix_[rank + 1] <= t) ++rank;
-    return rank;
-  }
-
-  // One draw from the weights with the picked intervals cut out of the line: draw a point
-  // on the shortened line, then step it past every picked interval that starts at or before
-  // it. Cost O(picks), with no rejection.
-  std::size_t DrawExcludingPicked(Rng& rng) {
-    double picked_mass = 0;
-    for (std::size_t r : sorted_ranks_) picked_mass += prefix_[r + 1] - prefix_[r];
-    double t = rng.Uniform() * std::max(0.0, prefix_.back() - picked_mass);
-    for (std::size_t r : sorted_ranks_) {
-      if (t < prefix_[r]) break;
-      t += prefix_[r + 1] - prefix_[r];
-    }
-    // Rounding can land on a picked rank or a zero-weight one; take the next free rank.
-    std::size_t rank = RankAt(t);
-    while (stamp_[rank] == row_stamp_) rank = (rank + 1) % features_;
-    return rank;
-  }
-
-  std::size_t features_;
-  std::vector<std::uint32_t> pool_;             // uniform only: feature ids, any order
-  std::vector<std::uint32_t> feature_of_rank_;  // Zipf only: popularity rank -> feature id
-  std::vector<double> prefix_;                  // Zipf only: prefix_[r] = sum of weights < r
-  std::vector<std::uint32_t> guide_;            // Zipf only: see the constructor
-  double guide_scale_ = 0;                      // guide_.size() / total weight
-  std::vector<std::uint64_t> stamp_;            // stamp_[rank] == row_stamp_: picked this row
-  std::uint64_t row_stamp_ = 0;
-  std::vector<std::size_t> rank_of_pick_;       // this row's picks in draw order
-  std::vector<std::size_t> sorted_ranks_;       // this row's picks, sorted (exact draw only)
-};
-
-struct Csr {
+struct Rows {
   std::vector<std::uint64_t> row_ptr{0};
   std::vector<std::uint32_t> index;
   std::vector<float> value;
   std::vector<float> label;
 };
 
-Csr GenerateRows(const SyntheticSpec& spec, std::size_t rows, const std::vector<double>& w,
-                 FeatureSampler& sampler, Rng& rng) {
-  const std::size_t k = spec.nnz_per_row;
-  Csr csr;
-  csr.row_ptr.resize(rows + 1);
-  csr.index.resize(rows * k);
-  csr.value.resize(rows * k);
-  csr.label.resize(rows);
-  std::vector<double> raw(k);
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::span<std::uint32_t> index(csr.index.data() + r * k, k);
-    sampler.Sample(rng, index);
-    // Values in (0, 1] rather than [0, 1): the same distribution up to a null set, and a row
-    // can never have zero norm.
-    double norm2 = 0;
-    for (double& v : raw) {
-      v = 1.0 - rng.Uniform();
-      norm2 += v * v;
+class RowGenerator {
+ public:
+  RowGenerator(const RowSpec& spec, Rng& model_rng)
+      : spec_(spec),
+        outputs_(spec.target == Target::kMulticlass ? spec.classes : 1),
+        w_(Normals(outputs_ * spec.features, model_rng)) {
+    if (!spec.dense) {
+      sampler_.emplace(spec.features, spec.nnz_per_row, spec.zipf, model_rng);
     }
-    const double inv_norm = 1.0 / std::sqrt(norm2);
-    double margin = 0;
-    for (std::size_t j = 0; j < k; ++j) {
-      const float x = static_cast<float>(raw[j] * inv_norm);
-      csr.value[r * k + j] = x;
-      margin += w[index[j]] * static_cast<double>(x);  // the stored value, so labels agree
-    }
-    float label = margin >= 0 ? 1.0f : -1.0f;
-    if (rng.Uniform() < spec.label_noise) label = -label;  // drawn even at 0 noise, see top
-    csr.label[r] = label;
-    csr.row_ptr[r + 1] = (r + 1) * k;
   }
-  return csr;
+
+  const std::vector<double>& w() const { return w_; }
+
+  Rows Generate(std::size_t rows, Rng& rng) {
+    const std::size_t k = spec_.dense ? spec_.features : spec_.nnz_per_row;
+    Rows out;
+    out.row_ptr.resize(rows + 1);
+    if (!spec_.dense) out.index.resize(rows * k);
+    out.value.resize(rows * k);
+    out.label.resize(rows);
+    std::vector<double> raw(k);
+    std::vector<double> margins(outputs_);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::span<float> value(out.value.data() + r * k, k);
+      std::span<const std::uint32_t> index;
+      if (spec_.dense) {
+        const double scale = 1.0 / std::sqrt(static_cast<double>(k));
+        raw = Normals(k, rng);
+        for (std::size_t j = 0; j < k; ++j) value[j] = static_cast<float>(raw[j] * scale);
+      } else {
+        const std::span<std::uint32_t> picked(out.index.data() + r * k, k);
+        sampler_->Sample(rng, picked);
+        index = picked;
+        // Values in (0, 1] rather than [0, 1): the same distribution up to a null set, and a
+        // row can never have zero norm.
+        double norm2 = 0;
+        for (double& v : raw) {
+          v = 1.0 - rng.Uniform();
+          norm2 += v * v;
+        }
+        const double inv_norm = 1.0 / std::sqrt(norm2);
+        for (std::size_t j = 0; j < k; ++j) value[j] = static_cast<float>(raw[j] * inv_norm);
+      }
+      // Margins from the stored values, so labels agree with the data as written.
+      for (std::size_t c = 0; c < outputs_; ++c) {
+        const double* wc = w_.data() + c * spec_.features;
+        double m = 0;
+        for (std::size_t j = 0; j < k; ++j) {
+          m += wc[spec_.dense ? j : index[j]] * static_cast<double>(value[j]);
+        }
+        margins[c] = m;
+      }
+      out.label[r] = Label(margins, rng);
+      out.row_ptr[r + 1] = (r + 1) * k;
+    }
+    return out;
+  }
+
+ private:
+  float Label(const std::vector<double>& margins, Rng& rng) const {
+    switch (spec_.target) {
+      case Target::kBinary: {
+        float label = margins[0] >= 0 ? 1.0f : -1.0f;
+        if (rng.Uniform() < spec_.noise) label = -label;  // drawn even at 0 noise, see top
+        return label;
+      }
+      case Target::kMulticlass: {
+        auto label = static_cast<std::size_t>(
+            std::max_element(margins.begin(), margins.end()) - margins.begin());
+        if (rng.Uniform() < spec_.noise) {
+          label = (label + 1 + rng.Below(spec_.classes - 1)) % spec_.classes;
+        }
+        return static_cast<float>(label);
+      }
+      case Target::kRegression:
+        return static_cast<float>(margins[0] + spec_.noise * Normal(rng));
+    }
+    return 0;
+  }
+
+  RowSpec spec_;
+  std::size_t outputs_;
+  std::vector<double> w_;
+  std::optional<detail::FeatureSampler> sampler_;
+};
+
+Dataset ToDataset(Rows rows, const RowSpec& spec, const std::string& name) {
+  if (spec.dense) {
+    return Dataset::Dense(std::move(rows.value), std::move(rows.label), spec.features, name);
+  }
+  return Dataset(std::move(rows.row_ptr), std::move(rows.index), std::move(rows.value),
+                 std::move(rows.label), spec.features, name);
 }
 
-Dataset ToDataset(Csr csr, std::size_t features, const std::string& name) {
-  return Dataset(std::move(csr.row_ptr), std::move(csr.index), std::move(csr.value),
-                 std::move(csr.label), features, name);
+SyntheticSplit Make(const RowSpec& spec, std::size_t test_rows) {
+  Validate(spec, test_rows);
+  Rng model_rng(spec.seed, kModelStream);
+  RowGenerator generator(spec, model_rng);
+  Rng row_rng(spec.seed, kRowStream);
+  Rows train = generator.Generate(spec.rows, row_rng);
+  Rows test = generator.Generate(test_rows, row_rng);
+  return {ToDataset(std::move(train), spec, "synthetic-train"),
+          ToDataset(std::move(test), spec, "synthetic-test"),
+          {generator.w().begin(), generator.w().end()}};
 }
 
 }  // namespace
 
 SyntheticSplit MakeSyntheticClassification(const SyntheticSpec& spec, std::size_t test_rows) {
-  Validate(spec, test_rows);
-  Rng model_rng(spec.seed, kModelStream);
-  const std::vector<double> w = PlantedModel(spec.features, model_rng);
-  FeatureSampler sampler(spec, model_rng);
-  Rng row_rng(spec.seed, kRowStream);
-  Csr train = GenerateRows(spec, spec.rows, w, sampler, row_rng);
-  Csr test = GenerateRows(spec, test_rows, w, sampler, row_rng);
-  return {ToDataset(std::move(train), spec.features, "synthetic-train"),
-          ToDataset(std::move(test), spec.features, "synthetic-test")};
+  return Make({.rows = spec.rows, .features = spec.features, .nnz_per_row = spec.nnz_per_row,
+               .zipf = spec.zipf, .dense = spec.dense,
+               .target = spec.classes == 2 ? Target::kBinary : Target::kMulticlass,
+               .classes = spec.classes, .noise = spec.label_noise, .seed = spec.seed,
+               .what = "synthetic classification"},
+              test_rows);
+}
+
+SyntheticSplit MakeSyntheticRegression(const RegressionSpec& spec, std::size_t test_rows) {
+  return Make({.rows = spec.rows, .features = spec.features, .nnz_per_row = spec.nnz_per_row,
+               .zipf = spec.zipf, .dense = spec.dense, .target = Target::kRegression,
+               .classes = 1, .noise = spec.noise, .seed = spec.seed,
+               .what = "synthetic regression"},
+              test_rows);
 }
 
 }  // namespace corral

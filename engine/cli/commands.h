@@ -12,5 +12,7 @@ namespace corral::cli {
 using Action = std::function<int()>;
 
 Action AddTrainCommand(CLI::App& app);
+Action AddDataCommand(CLI::App& app);
+Action AddEvalCommand(CLI::App& app);
 
 }  // namespace corral::cli

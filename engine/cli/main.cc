@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
   CLI::App app{"corral: lock-free asynchronous and decentralized SGD on one many-core machine"};
   app.require_subcommand(1);
   const corral::cli::Action train = corral::cli::AddTrainCommand(app);
+  const corral::cli::Action data = corral::cli::AddDataCommand(app);
+  const corral::cli::Action eval = corral::cli::AddEvalCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -16,6 +18,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("train")) return train();
+    if (app.got_subcommand("data")) return data();
+    if (app.got_subcommand("eval")) return eval();
   } catch (const corral::Error& e) {
     std::fprintf(stderr, "corral: error: %s\n", e.what());
     return e.IsUsageError() ? 2 : 1;

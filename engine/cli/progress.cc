@@ -42,9 +42,13 @@ void ProgressPrinter::OnProgress(const Progress& p) {
 void ProgressPrinter::OnEval(const EvalPoint& p, int epochs) {
   if (quiet_) return;
   ClearLine();
-  std::fprintf(out_, "epoch %3d/%d  objective %.6f  train_loss %.6f  train_acc %.4f", p.epoch,
-               epochs, p.objective, p.train_loss, p.train_acc);
-  if (p.test_acc) std::fprintf(out_, "  test_loss %.6f  test_acc %.4f", *p.test_loss, *p.test_acc);
+  std::fprintf(out_, "epoch %3d/%d  objective %.6f  train_loss %.6f", p.epoch, epochs,
+               p.objective, p.train_loss);
+  if (p.train_acc) std::fprintf(out_, "  train_acc %.4f", *p.train_acc);
+  if (p.train_rmse) std::fprintf(out_, "  train_rmse %.4f", *p.train_rmse);
+  if (p.test_loss) std::fprintf(out_, "  test_loss %.6f", *p.test_loss);
+  if (p.test_acc) std::fprintf(out_, "  test_acc %.4f", *p.test_acc);
+  if (p.test_rmse) std::fprintf(out_, "  test_rmse %.4f", *p.test_rmse);
   std::fprintf(out_, "  %s samples/s  %.2fs\n", Rate(p.samples_per_s).c_str(), p.wall_s);
   std::fflush(out_);
 }
@@ -71,11 +75,11 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
   std::fprintf(out_, "  epochs        %d\n", last.epoch);
   std::fprintf(out_, "  objective     %.6f\n", last.objective);
   std::fprintf(out_, "  train_loss    %.6f\n", last.train_loss);
-  std::fprintf(out_, "  train_acc     %.4f\n", last.train_acc);
-  if (last.test_acc) {
-    std::fprintf(out_, "  test_loss     %.6f\n", *last.test_loss);
-    std::fprintf(out_, "  test_acc      %.4f\n", *last.test_acc);
-  }
+  if (last.train_acc) std::fprintf(out_, "  train_acc     %.4f\n", *last.train_acc);
+  if (last.train_rmse) std::fprintf(out_, "  train_rmse    %.4f\n", *last.train_rmse);
+  if (last.test_loss) std::fprintf(out_, "  test_loss     %.6f\n", *last.test_loss);
+  if (last.test_acc) std::fprintf(out_, "  test_acc      %.4f\n", *last.test_acc);
+  if (last.test_rmse) std::fprintf(out_, "  test_rmse     %.4f\n", *last.test_rmse);
   std::fprintf(out_, "  samples/s     %s\n", Rate(r.samples_per_s).c_str());
   std::fprintf(out_, "  wall          %.2fs (training %.2fs)\n", r.wall_s, r.train_s);
   std::fprintf(out_, "  peak rss      %.0f MiB\n", r.peak_rss_mb);

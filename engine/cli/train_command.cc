@@ -5,6 +5,7 @@
 #include <string>
 
 #include <corral/corral.h>
+#include <corral/load.h>
 
 #include "commands.h"
 #include "progress.h"
@@ -15,13 +16,14 @@ namespace {
 struct TrainOptions {
   std::string data;
   std::string test;
-  std::string format = "libsvm";
+  std::string format = "auto";
   std::size_t features = 0;
   std::string algo = "hogwild";
   std::string model = "logistic";
   std::string pin = "compact";
   std::optional<float> l2;
   bool quiet = false;
+  std::string save;
   TrainConfig config;
 };
 
@@ -47,12 +49,16 @@ int RunTrain(TrainOptions& o) {
     train = std::move(split.train);
     test = std::move(split.test);
   } else {
-    train = ReadLibsvm(o.data, {.num_features = o.features});
+    // Parsing uses every core (threads = 0): it ends before training starts.
+    const LoadOptions load{.format = ParseDataFormat(o.format), .num_features = o.features};
+    train = LoadDataset(o.data, load);
     if (!o.test.empty()) {
-      Dataset t = ReadLibsvm(o.test, {.num_features = o.features});
-      // A test file may never reach the train file's highest index.
-      if (t.num_features() < train.num_features()) t = std::move(t).WithNumFeatures(train.num_features());
-      test = std::move(t);
+      LoadOptions test_load = load;
+      // A ratings test set keeps the train set's ids; a test file may never reach the train
+      // file's highest index, so it takes the train set's dimension.
+      test_load.ratings_mapping = train.ratings_shared();
+      if (train.ratings() == nullptr) test_load.num_features = train.num_features();
+      test = LoadDataset(o.test, test_load);
     }
   }
   if (!o.quiet) {
@@ -70,6 +76,10 @@ int RunTrain(TrainOptions& o) {
   };
   const TrainResult result = Train(train, test ? &*test : nullptr, config, observer);
   printer.Summary(config, result);
+  if (!o.save.empty()) {
+    SaveModel(o.save, {result.model, result.params});
+    if (!o.quiet) std::fprintf(stderr, "saved the model to %s\n", o.save.c_str());
+  }
   return 0;
 }
 
@@ -81,10 +91,14 @@ Action AddTrainCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("train", "Train a model (no --data: a built-in synthetic set)");
   cmd->add_option("--data", o->data, "Training data file (LIBSVM)");
   cmd->add_option("--test", o->test, "Test data file, evaluated at every epoch end");
-  cmd->add_option("--format", o->format, "Data format")->check(CLI::IsMember({"libsvm"}));
+  cmd->add_option("--format", o->format,
+                  "Data format: auto, libsvm, idx, ratings, csv, cache (auto: by magic number, "
+                  "extension and content)")
+      ->check(CLI::IsMember({"auto", "libsvm", "idx", "ratings", "csv", "cache"}))
+      ->capture_default_str();
   cmd->add_option("--features", o->features,
                   "Feature dimension (default: the largest index in the training file)");
-  cmd->add_option("--model", o->model, "Model: logistic")->capture_default_str();
+  cmd->add_option("--model", o->model, "Model: logistic, hinge, squared, softmax, mf, mlp")->capture_default_str();
   cmd->add_option("--l2", o->l2,
                   "L2 strength: objective = mean loss + (l2/2)|w|^2 (default 1/rows, "
                   "LIBLINEAR's C=1)");
@@ -92,6 +106,11 @@ Action AddTrainCommand(CLI::App& app) {
   cmd->add_option("--threads", c.threads, "Worker threads (0 = all hardware threads)")
       ->capture_default_str();
   cmd->add_option("--epochs", c.epochs, "Passes over the training data")->capture_default_str();
+  cmd->add_option("--batch", c.batch, "Samples per gradient step")->capture_default_str();
+  cmd->add_option("--hidden", c.hidden, "Hidden layer widths of mlp, e.g. 256,128")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--rank", c.rank, "Factor rank of mf")->capture_default_str();
   cmd->add_option("--lr", c.lr, "Initial step size (0 = search on a sample)")
       ->capture_default_str();
   cmd->add_option("--lr-decay", c.lr_decay, "Step size multiplier after each epoch")
@@ -100,6 +119,7 @@ Action AddTrainCommand(CLI::App& app) {
   cmd->add_option("--pin", o->pin, "Thread placement: compact, scatter, none")
       ->capture_default_str();
   cmd->add_option("--metrics", c.metrics_path, "Write JSON lines metrics to this file");
+  cmd->add_option("--save", o->save, "Write the trained model to this file (see corral eval)");
   cmd->add_flag("--quiet", o->quiet, "Print only errors");
   return [o] { return RunTrain(*o); };
 }

@@ -1,46 +1,39 @@
-// Evaluation of a model on a dataset with oneTBB: mean loss and accuracy.
+// Evaluation of a model on a dataset with oneTBB: mean loss and accuracy or RMSE.
 //
-// Runs on the coordinating thread (oneTBB's own threads help) while workers wait, so it never
-// touches a worker's hot path. Reductions are deterministic (fixed grain, ordered combine).
+// Runs on the coordinating thread (oneTBB's own threads help) on a snapshot of the parameters
+// while workers wait, so it never touches a worker's hot path. Reductions are deterministic
+// (fixed grain, ordered combine), so one seed gives one history.
 #pragma once
+
+#include <cmath>
+#include <functional>
+#include <span>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_reduce.h>
-#include <tbb/partitioner.h>
 
 #include <corral/dataset.h>
-#include <corral/params.h>
+#include <corral/model.h>
 
 namespace corral::internal {
 
-struct EvalSums {
-  double loss = 0;
-  double correct = 0;
-  EvalSums operator+(const EvalSums& o) const { return {loss + o.loss, correct + o.correct}; }
-};
-
 struct EvalResult {
   double loss = 0;      // mean data loss
-  double accuracy = 0;  // fraction right
+  double accuracy = 0;  // classification: fraction right
+  double rmse = 0;      // regression: root mean squared error
 };
 
-template <typename Model>
-EvalResult Evaluate(const Model& model, Params w, const Dataset& data) {
+template <typename M>
+EvalResult Evaluate(const M& model, std::span<const float> w, const Dataset& data) {
   if (data.rows() == 0) return {};
   constexpr std::size_t kGrain = 1024;
   const EvalSums sums = tbb::parallel_deterministic_reduce(
       tbb::blocked_range<std::size_t>(0, data.rows(), kGrain), EvalSums{},
       [&](const tbb::blocked_range<std::size_t>& range, EvalSums acc) {
-        for (std::size_t r = range.begin(); r < range.end(); ++r) {
-          const auto e = model.Evaluate(w, data.Row(r), data.Label(r));
-          acc.loss += e.loss;
-          acc.correct += e.correct ? 1.0 : 0.0;
-        }
-        return acc;
+        return acc + model.Evaluate(w, data, range.begin(), range.end());
       },
       std::plus<>());
-  const auto n = static_cast<double>(data.rows());
-  return {sums.loss / n, sums.correct / n};
+  return {sums.loss / sums.rows, sums.correct / sums.rows, std::sqrt(sums.sq_err / sums.rows)};
 }
 
 }  // namespace corral::internal

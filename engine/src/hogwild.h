@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <string>
@@ -24,23 +25,51 @@
 #include "engine/src/lr_search.h"
 #include "engine/src/metrics.h"
 #include "engine/src/placement.h"
-#include <corral/sparse_step.h>
+#include <corral/step.h>
 
 namespace corral::internal {
 
 double PeakRssMb();
 
 // Per-worker state, built and owned by the worker's thread.
+template <typename M>
 struct alignas(kCacheLine) HogwildWorker {
   Dataset shard;
   std::vector<std::uint32_t> order;
-  SparseGrad grad;
+  std::optional<typename M::Grad> grad;
+  std::optional<typename M::Workspace> workspace;
   Rng rng;
   std::uint64_t steps = 0;
 };
 
-template <typename Model>
-TrainResult RunHogwild(const Model& model, const Dataset& train, const Dataset* test,
+// Mean loss, objective and accuracy or RMSE of a snapshot, as an evaluation point's fields.
+template <typename M>
+void EvaluateInto(const M& model, std::span<const float> w, const Dataset& train,
+                  const Dataset* test, EvalPoint& p) {
+  const EvalResult on_train = Evaluate(model, w, train);
+  p.train_loss = on_train.loss;
+  p.objective = on_train.loss + model.Regularizer(w);
+  bool finite = std::isfinite(p.objective);
+  if constexpr (M::kTask == Task::kRegression) {
+    p.train_rmse = on_train.rmse;
+  } else {
+    p.train_acc = on_train.accuracy;
+  }
+  if (test != nullptr) {
+    const EvalResult on_test = Evaluate(model, w, *test);
+    p.test_loss = on_test.loss;
+    finite = finite && std::isfinite(on_test.loss);
+    if constexpr (M::kTask == Task::kRegression) {
+      p.test_rmse = on_test.rmse;
+    } else {
+      p.test_acc = on_test.accuracy;
+    }
+  }
+  p.diverged = !finite;
+}
+
+template <typename M>
+TrainResult RunHogwild(const M& model, const Dataset& train, const Dataset* test,
                        const TrainConfig& config, int threads, float l2,
                        const TrainObserver& observer) {
   using Clock = std::chrono::steady_clock;
@@ -54,35 +83,47 @@ TrainResult RunHogwild(const Model& model, const Dataset& train, const Dataset* 
   result.threads = threads;
   result.l2 = l2;
   result.lr = config.lr;
+  const auto batch = static_cast<std::size_t>(config.batch);
   if (config.lr <= 0) {
-    result.lr = SearchStepSize(model, train, config.seed).lr;
+    result.lr = SearchStepSize(model, train, batch, config.seed).lr;
     result.lr_searched = true;
   }
 
   std::vector<float> storage(model.NumParams(), 0.0f);
+  Rng init_rng(config.seed, 0);
+  model.Init(std::span(storage), init_rng);
   const Params w(storage);
-  std::vector<HogwildWorker> state(static_cast<std::size_t>(threads));
+  std::vector<float> snapshot(storage.size());
+  std::vector<HogwildWorker<M>> state(static_cast<std::size_t>(threads));
   const std::size_t rows = train.rows();
 
   const auto setup = [&](int i) {
-    HogwildWorker& self = state[static_cast<std::size_t>(i)];
+    HogwildWorker<M>& self = state[static_cast<std::size_t>(i)];
     const std::size_t begin = rows * static_cast<std::size_t>(i) / threads;
     const std::size_t end = rows * static_cast<std::size_t>(i + 1) / threads;
     self.shard = train.Slice(begin, end);
     self.order.resize(self.shard.rows());
     std::iota(self.order.begin(), self.order.end(), 0u);
-    self.grad.Reserve(model.MaxTouched(self.shard));
+    self.grad.emplace(model.MakeGrad(self.shard, batch));
+    self.workspace.emplace(model.MakeWorkspace(batch));
     self.rng = Rng(config.seed, static_cast<std::uint64_t>(i) + 1);
   };
   const auto epoch = [&](int i, int e, std::atomic<std::uint64_t>& steps) {
-    HogwildWorker& self = state[static_cast<std::size_t>(i)];
+    HogwildWorker<M>& self = state[static_cast<std::size_t>(i)];
     const float eta = result.lr * std::pow(config.lr_decay, static_cast<float>(e));
     self.rng.Shuffle(std::span(self.order));
+    const std::span<const std::uint32_t> order(self.order);
     constexpr std::uint64_t kReportEvery = 256;
-    for (const std::uint32_t r : self.order) {
-      model.Gradient(w, self.shard.Row(r), self.shard.Label(r), self.grad);
-      ApplySparseStep(w, self.grad, eta);
-      if (++self.steps % kReportEvery == 0) steps.store(self.steps, std::memory_order_relaxed);
+    for (std::size_t k = 0; k < order.size(); k += batch) {
+      const std::size_t count = std::min(batch, order.size() - k);
+      model.Gradient(w, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
+      ApplyStep(w, *self.grad, eta);
+      const std::uint64_t before = self.steps;
+      self.steps += count;
+      // Publish progress about every kReportEvery samples (a relaxed store: a display only).
+      if (self.steps / kReportEvery != before / kReportEvery) {
+        steps.store(self.steps, std::memory_order_relaxed);
+      }
     }
     steps.store(self.steps, std::memory_order_relaxed);
   };
@@ -118,16 +159,8 @@ TrainResult RunHogwild(const Model& model, const Dataset& train, const Dataset* 
     p.train_s = train_s;
     p.lr = result.lr * std::pow(config.lr_decay, static_cast<float>(e));
     p.samples_per_s = static_cast<double>(p.step - steps_before) / epoch_s;
-    const EvalResult on_train = Evaluate(model, w, train);
-    p.train_loss = on_train.loss;
-    p.objective = on_train.loss + model.Regularizer(w);
-    p.train_acc = on_train.accuracy;
-    if (test != nullptr) {
-      const EvalResult on_test = Evaluate(model, w, *test);
-      p.test_loss = on_test.loss;
-      p.test_acc = on_test.accuracy;
-    }
-    p.diverged = !std::isfinite(p.objective) || (p.test_loss && !std::isfinite(*p.test_loss));
+    w.CopyTo(snapshot);  // workers are parked: this is a consistent copy
+    EvaluateInto(model, std::span<const float>(snapshot), train, test, p);
     p.wall_s = seconds_since(start);
     metrics.Write(p);
     result.history.push_back(p);

@@ -23,13 +23,15 @@ void MetricsWriter::Write(const EvalPoint& p) {
       {"epoch", p.epoch},           {"step", p.step},
       {"wall_s", p.wall_s},         {"virtual_s", p.train_s},
       {"lr", p.lr},                 {"train_loss", p.train_loss},
-      {"objective", p.objective},   {"train_acc", p.train_acc},
-      {"samples_per_s", p.samples_per_s},
+      {"objective", p.objective},   {"samples_per_s", p.samples_per_s},
       {"bytes_sent", 0},            {"bytes_sent_max", 0},
       {"diverged", p.diverged},
   };
+  if (p.train_acc) j["train_acc"] = *p.train_acc;
+  if (p.train_rmse) j["train_rmse"] = *p.train_rmse;
   if (p.test_loss) j["test_loss"] = *p.test_loss;
   if (p.test_acc) j["test_acc"] = *p.test_acc;
+  if (p.test_rmse) j["test_rmse"] = *p.test_rmse;
   // JSON has no NaN: nlohmann writes a NaN loss as null, with "diverged": true beside it.
   out_ << j.dump() << '\n';
   out_.flush();
@@ -48,14 +50,16 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
       {"l2", r.l2},
       {"train_loss", last.train_loss},
       {"objective", last.objective},
-      {"train_acc", last.train_acc},
       {"samples_per_s", r.samples_per_s},
       {"wall_s", r.wall_s},
       {"bytes_sent", 0},
       {"peak_rss_mb", r.peak_rss_mb},
   };
-  if (last.test_acc) j["test_acc"] = *last.test_acc;
+  if (last.train_acc) j["train_acc"] = *last.train_acc;
+  if (last.train_rmse) j["train_rmse"] = *last.train_rmse;
   if (last.test_loss) j["test_loss"] = *last.test_loss;
+  if (last.test_acc) j["test_acc"] = *last.test_acc;
+  if (last.test_rmse) j["test_rmse"] = *last.test_rmse;
   out_ << j.dump() << '\n';
   out_.flush();
   if (!out_) throw Error(ErrorCode::kIo, "writing metrics file " + path_ + " failed");

@@ -9,9 +9,9 @@
 #include <utility>
 
 #include <corral/error.h>
-#include <corral/logistic.h>
 
 #include "engine/src/hogwild.h"
+#include "engine/src/model_registry.h"
 
 namespace corral {
 namespace {
@@ -32,8 +32,13 @@ Enum ParseName(std::string_view what, std::string_view name,
 constexpr std::array<std::pair<std::string_view, Algorithm>, 1> kAlgorithms{{
     {"hogwild", Algorithm::kHogwild},
 }};
-constexpr std::array<std::pair<std::string_view, ModelKind>, 1> kModels{{
+constexpr std::array<std::pair<std::string_view, ModelKind>, 6> kModels{{
     {"logistic", ModelKind::kLogistic},
+    {"hinge", ModelKind::kHinge},
+    {"squared", ModelKind::kSquared},
+    {"softmax", ModelKind::kSoftmax},
+    {"mf", ModelKind::kMf},
+    {"mlp", ModelKind::kMlp},
 }};
 constexpr std::array<std::pair<std::string_view, Pin>, 3> kPins{{
     {"compact", Pin::kCompact},
@@ -66,6 +71,11 @@ void TrainConfig::Validate() const {
   if (l2 && (!std::isfinite(*l2) || *l2 < 0)) BadConfig("--l2 must be a finite number >= 0");
   if (threads < 0) BadConfig("--threads must be >= 0 (0 means all hardware threads)");
   if (epochs < 1) BadConfig("--epochs must be >= 1");
+  if (batch < 1) BadConfig("--batch must be >= 1");
+  if (rank < 1) BadConfig("--rank must be >= 1");
+  for (const int width : hidden) {
+    if (width < 1) BadConfig("--hidden widths must be >= 1");
+  }
   if (!std::isfinite(lr) || lr < 0) BadConfig("--lr must be a finite number >= 0 (0 picks one)");
   if (!std::isfinite(lr_decay) || lr_decay <= 0 || lr_decay > 1) {
     BadConfig("--lr-decay must be in (0, 1]");
@@ -94,13 +104,11 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
 
-  switch (config.model) {
-    case ModelKind::kLogistic: {
-      const LogisticModel model(train, l2);
-      return internal::RunHogwild(model, train, test, config, threads, l2, observer);
-    }
-  }
-  BadConfig("unsupported model");
+  return internal::WithTrainingModel(config, train, l2, [&](const auto& model) {
+    TrainResult result = internal::RunHogwild(model, train, test, config, threads, l2, observer);
+    result.model = internal::Describe(config.model, model, train);
+    return result;
+  });
 }
 
 }  // namespace corral

@@ -5,6 +5,10 @@
 // (ignored), `#` comments, blank lines, trailing spaces and CRLF line ends, values in
 // scientific notation, explicit zeros (kept). Anything else is rejected with
 // corral::Error naming the file, the line and what was expected.
+//
+// These are the LIBSVM shortcuts of <corral/load.h>: ReadLibsvm is LoadDataset with
+// format = kLibsvm (parallel, gzip-aware, and an empty file is an error); ParseLibsvm keeps
+// its stream contract (an empty stream is an empty dataset).
 #pragma once
 
 #include <cstddef>

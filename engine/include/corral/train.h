@@ -15,30 +15,10 @@
 #include <vector>
 
 #include <corral/dataset.h>
+#include <corral/kinds.h>
+#include <corral/model_file.h>
 
 namespace corral {
-
-enum class Algorithm {
-  kHogwild,  // lock-free shared model, relaxed atomic reads and writes (Niu et al. 2011)
-};
-
-enum class ModelKind {
-  kLogistic,  // binary logistic regression
-};
-
-enum class Pin {
-  kCompact,  // worker i on the i-th hardware thread, filling cores then packages
-  kScatter,  // workers spread across packages and cores first
-  kNone,     // leave placement to the OS
-};
-
-// Names as the CLI spells them; Parse* throw corral::Error (kBadConfig) listing valid values.
-std::string_view ToString(Algorithm a);
-std::string_view ToString(ModelKind m);
-std::string_view ToString(Pin p);
-Algorithm ParseAlgorithm(std::string_view name);
-ModelKind ParseModel(std::string_view name);
-Pin ParsePin(std::string_view name);
 
 // Everything a run needs besides its data. Each field's comment is its --help text.
 struct TrainConfig {
@@ -52,6 +32,12 @@ struct TrainConfig {
   int threads = 0;
   // Passes over the training data.
   int epochs = 10;
+  // Samples per gradient step.
+  int batch = 1;
+  // Hidden layer widths of the mlp model.
+  std::vector<int> hidden = {256, 128};
+  // Factor rank of the mf model.
+  int rank = 10;
   // Initial step size; 0 picks one by trying a few on a sample of the data (Bottou's SGD).
   float lr = 0;
   // Step size multiplier applied after every epoch (HOGWILD! uses 0.9).
@@ -77,9 +63,11 @@ struct EvalPoint {
   double lr = 0;               // step size used in the last epoch
   double train_loss = 0;       // mean data loss, no regulariser
   double objective = 0;        // train_loss + regulariser
-  double train_acc = 0;
+  std::optional<double> train_acc;   // classification
+  std::optional<double> train_rmse;  // regression
   std::optional<double> test_loss;
   std::optional<double> test_acc;
+  std::optional<double> test_rmse;
   double samples_per_s = 0;    // in the last epoch
   bool diverged = false;       // a loss is NaN or Inf
 };
@@ -105,6 +93,7 @@ struct PlacementReport {
 
 struct TrainResult {
   std::vector<float> params;   // the trained model
+  ModelInfo model;             // what the parameters mean (for SaveModel)
   std::vector<EvalPoint> history;
   int threads = 0;
   float l2 = 0;                // the L2 strength used

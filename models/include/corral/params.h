@@ -30,6 +30,7 @@ class Params {
   float Load(std::size_t i) const {
     return std::atomic_ref<float>(data_[i]).load(std::memory_order_relaxed);
   }
+  float operator[](std::size_t i) const { return Load(i); }
   void Store(std::size_t i, float v) const {
     std::atomic_ref<float>(data_[i]).store(v, std::memory_order_relaxed);
   }

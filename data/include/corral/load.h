@@ -1,0 +1,80 @@
+// Loading datasets: one entry point for every format Corral reads.
+//
+//   corral::Dataset train = corral::LoadDataset("train.svm");
+//   corral::Dataset test = corral::LoadDataset("test.svm", {.num_features = train.num_features()});
+//
+// Formats (DataFormat):
+// - libsvm: LIBSVM/SVMlight text (see <corral/libsvm.h> for the accepted dialects).
+// - idx: IDX uint8 images (idx3, e.g. Fashion-MNIST), gzip or plain, scaled to [0, 1], dense;
+//   the labels file is found by name (train-images-idx3-ubyte[.gz] ->
+//   train-labels-idx1-ubyte[.gz]) unless LoadOptions::idx_labels names it.
+// - ratings: `user item rating [timestamp]` per line, fields separated by blanks, one comma or
+//   "::" (MovieLens u.data, ratings.csv and ratings.dat); non-negative integer ids, remapped
+//   densely (see <corral/ratings_info.h>); a first line whose first field is not a number is
+//   a header and skipped; '#' starts a comment.
+// - csv: dense rows of numbers separated by commas, one column the label (csv_label_column);
+//   a first line with no numeric field is a header and skipped; every row has as many fields
+//   as the first; blank lines are skipped; missing values are errors.
+// - cache: Corral's binary cache (<corral/cache.h>), memory-mapped, checksummed.
+// - auto: the cache and IDX magic numbers, then the extension (.csv -> csv; .data, .dat,
+//   .tsv, .ratings -> ratings), then the first data line (`a b c [d]` with no ':' -> ratings),
+//   else libsvm. Text formats may be gzip-compressed (detected by magic).
+//
+// A file without any data row (empty, or only comments) is an error: it is almost always a
+// mistake. Every error is a corral::Error naming the file, the line (and column where it
+// helps) and what was expected: kBadInput for malformed data, kIo when it cannot be read.
+//
+// Text is parsed in parallel (oneTBB), in chunks cut at line boundaries; the result and every
+// error message are the same for any thread count and chunk size.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <corral/dataset.h>
+#include <corral/ratings_info.h>
+
+namespace corral {
+
+enum class DataFormat { kAuto, kLibsvm, kIdx, kRatings, kCsv, kCache };
+
+// "auto", "libsvm", "idx", "ratings", "csv", "cache"; throws kBadConfig for anything else.
+DataFormat ParseDataFormat(std::string_view name);
+std::string_view DataFormatName(DataFormat format);
+
+struct LoadOptions {
+  DataFormat format = DataFormat::kAuto;
+  // Feature dimension; 0 means the file's own (largest index seen for LIBSVM). LIBSVM: an
+  // index beyond it is an error. Dense formats and caches: a file with more features is an
+  // error, one with fewer is widened (zero columns). Ratings: must be 0.
+  std::size_t num_features = 0;
+  // LIBSVM indices start at 0 instead of 1.
+  bool zero_based = false;
+  // Parsing threads; 0 = all hardware threads.
+  int threads = 0;
+  // Bytes of text per parallel task; 0 = chosen from the file size and thread count. Tests set
+  // it tiny to check that chunking never changes a result.
+  std::size_t chunk_bytes = 0;
+  // Ratings test sets: the train set's mapping (train.ratings_shared()), so known ids keep
+  // their dense ids and unseen ids come after them.
+  std::shared_ptr<const RatingsInfo> ratings_mapping;
+  // CSV: the label's column, 0-based; -1 = the last column.
+  int csv_label_column = 0;
+  // IDX: the labels file; empty = derived from the images file's name.
+  std::string idx_labels;
+};
+
+// Reads `path` in `options.format` (or the detected one).
+Dataset LoadDataset(const std::string& path, const LoadOptions& options = {});
+
+// Parses text already in memory (libsvm, ratings or csv; auto picks by content); `name`
+// stands for the path in error messages.
+Dataset ParseDataset(std::string_view text, const std::string& name,
+                     const LoadOptions& options = {});
+
+// The format LoadDataset would use for `path` under kAuto. Throws kIo when unreadable.
+DataFormat DetectFormat(const std::string& path);
+
+}  // namespace corral

@@ -1,0 +1,26 @@
+// Writing datasets as text (the inverse of the readers in <corral/load.h>) and choosing the
+// format from a path. Floats are written in their shortest exact form (std::to_chars), so a
+// write followed by a read gives back the same bits. Every writer goes through a temporary
+// file renamed into place; failures throw corral::Error (kIo) naming the path.
+#pragma once
+
+#include <string>
+
+#include <corral/dataset.h>
+
+namespace corral {
+
+// `label idx:val ...`, 1-based indices; dense sets write every value (explicit zeros kept).
+void WriteLibsvm(const Dataset& data, const std::string& path);
+
+// `user<TAB>item<TAB>rating` with the original ids. \pre data.ratings() != nullptr
+void WriteRatings(const Dataset& data, const std::string& path);
+
+// `label,x1,...,xF` (dense view of any set), with a header line when `header`.
+void WriteCsv(const Dataset& data, const std::string& path, bool header = false);
+
+// By path and content: ".cache" -> WriteCache; a ratings set -> WriteRatings; ".csv" ->
+// WriteCsv; anything else -> WriteLibsvm.
+void WriteDataset(const Dataset& data, const std::string& path);
+
+}  // namespace corral

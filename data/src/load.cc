@@ -1,0 +1,177 @@
+// LoadDataset: format detection and dispatch to the readers in data/src/.
+#include <corral/load.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <corral/cache.h>
+#include <corral/error.h>
+
+#include "data/src/byte_source.h"
+#include "data/src/formats.h"
+#include "data/src/text_util.h"
+
+namespace corral {
+namespace {
+
+constexpr std::string_view kFormatNames[] = {"auto", "libsvm", "idx", "ratings", "csv", "cache"};
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// The extension that names the format: "a/b.CSV.gz" -> ".csv".
+std::string FormatExtension(const std::string& path) {
+  std::filesystem::path p(path);
+  if (Lower(p.extension().string()) == ".gz") p = p.stem();
+  return Lower(p.extension().string());
+}
+
+// The first data line decides between LIBSVM, ratings and CSV when nothing else did.
+DataFormat SniffText(std::string_view head) {
+  while (!head.empty()) {
+    const std::size_t nl = head.find('\n');
+    std::string_view line = head.substr(0, nl);
+    head.remove_prefix(nl == std::string_view::npos ? head.size() : nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos || line[first] == '#') continue;
+    if (line.find("::") != std::string_view::npos) return DataFormat::kRatings;
+    if (line.find(',') != std::string_view::npos) {
+      const auto commas = std::count(line.begin(), line.end(), ',');
+      return commas == 2 || commas == 3 ? DataFormat::kRatings : DataFormat::kCsv;
+    }
+    std::string_view token;
+    std::size_t tokens = 0;
+    bool colon = false;
+    while (detail::NextToken(line, token)) {
+      ++tokens;
+      colon = colon || token.find(':') != std::string_view::npos;
+    }
+    return !colon && (tokens == 3 || tokens == 4) ? DataFormat::kRatings : DataFormat::kLibsvm;
+  }
+  return DataFormat::kLibsvm;
+}
+
+DataFormat Detect(detail::ByteSource& source, const std::string& path) {
+  const std::string_view magic = source.Peek(8);
+  if (magic.size() == 8 && std::memcmp(magic.data(), "CORRALDS", 8) == 0) {
+    if (source.compressed()) {
+      throw Error(ErrorCode::kBadInput, path + ": a gzip-compressed Corral cache, expected an "
+                                               "uncompressed one (caches are memory-mapped)");
+    }
+    return DataFormat::kCache;
+  }
+  if (magic.size() >= 4 && magic[0] == 0 && magic[1] == 0 && magic[2] == 0x08) {
+    return DataFormat::kIdx;
+  }
+  const std::string ext = FormatExtension(path);
+  if (ext == ".csv") {
+    // MovieLens' ratings.csv: "userId,movieId,rating,timestamp".
+    const std::string_view head = source.Peek(256);
+    const std::string first = Lower(std::string(head.substr(0, head.find('\n'))));
+    return first.starts_with("user") ? DataFormat::kRatings : DataFormat::kCsv;
+  }
+  if (ext == ".data" || ext == ".dat" || ext == ".tsv" || ext == ".ratings") {
+    return DataFormat::kRatings;
+  }
+  if (ext == ".cache") return DataFormat::kCache;
+  if (ext == ".idx" || ext.ends_with("-ubyte")) return DataFormat::kIdx;
+  return SniffText(source.Peek(64 * 1024));
+}
+
+Dataset ParseText(detail::ByteSource& source, DataFormat format, const LoadOptions& options) {
+  switch (format) {
+    case DataFormat::kLibsvm:
+      return detail::ParseLibsvmSource(source, options, /*allow_empty=*/false);
+    case DataFormat::kRatings:
+      return detail::ParseRatingsSource(source, options);
+    case DataFormat::kCsv:
+      return detail::ParseCsvSource(source, options);
+    default:
+      throw Error(ErrorCode::kBadConfig,
+                  source.name() + ": format " + std::string(DataFormatName(format)) +
+                      " cannot be parsed from text, expected libsvm, ratings or csv");
+  }
+}
+
+Dataset LoadCache(const std::string& path, const LoadOptions& options) {
+  Dataset d = ReadCache(path, options.threads);
+  if (options.num_features != 0 && options.num_features != d.num_features()) {
+    if (options.num_features < d.num_features()) {
+      throw Error(ErrorCode::kBadInput,
+                  path + ": " + std::to_string(d.num_features()) +
+                      " features, expected at most num_features " +
+                      std::to_string(options.num_features));
+    }
+    d = std::move(d).WithNumFeatures(options.num_features);
+  }
+  const RatingsInfo* train = options.ratings_mapping.get();
+  const RatingsInfo* own = d.ratings();
+  if (train != nullptr && own != nullptr && train != own) {
+    const bool same = own->known_users == train->num_users &&
+                      own->known_items == train->num_items &&
+                      std::equal(train->user_ids.begin(), train->user_ids.end(),
+                                 own->user_ids.begin()) &&
+                      std::equal(train->item_ids.begin(), train->item_ids.end(),
+                                 own->item_ids.begin());
+    if (!same) d = detail::RemapRatings(d, *train);
+  }
+  return d;
+}
+
+}  // namespace
+
+DataFormat ParseDataFormat(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kFormatNames); ++i) {
+    if (name == kFormatNames[i]) return static_cast<DataFormat>(i);
+  }
+  throw Error(ErrorCode::kBadConfig, "unknown data format '" + std::string(name) +
+                                         "', expected auto, libsvm, idx, ratings, csv or cache");
+}
+
+std::string_view DataFormatName(DataFormat format) {
+  return kFormatNames[static_cast<std::size_t>(format)];
+}
+
+DataFormat DetectFormat(const std::string& path) {
+  const auto source = detail::OpenFileSource(path);
+  try {
+    return Detect(*source, path);
+  } catch (const detail::SourceError& e) {
+    throw Error(e.code, path + ": " + e.what + ": " + e.detail);
+  }
+}
+
+Dataset LoadDataset(const std::string& path, const LoadOptions& options) {
+  if (options.format == DataFormat::kCache) return LoadCache(path, options);
+  if (options.format == DataFormat::kIdx) return detail::ReadIdx(path, options);
+  const auto source = detail::OpenFileSource(path);
+  DataFormat format = options.format;
+  if (format == DataFormat::kAuto) {
+    try {
+      format = Detect(*source, path);
+    } catch (const detail::SourceError& e) {
+      throw Error(e.code, path + ": " + e.what + " at the start: " + e.detail);
+    }
+  }
+  if (format == DataFormat::kCache) return LoadCache(path, options);
+  if (format == DataFormat::kIdx) return detail::ReadIdx(path, options);
+  return ParseText(*source, format, options);
+}
+
+Dataset ParseDataset(std::string_view text, const std::string& name, const LoadOptions& options) {
+  const auto source = detail::MemorySource(text, name);
+  DataFormat format = options.format;
+  if (format == DataFormat::kAuto) format = SniffText(text.substr(0, 64 * 1024));
+  return ParseText(*source, format, options);
+}
+
+}  // namespace corral

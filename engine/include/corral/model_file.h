@@ -1,0 +1,64 @@
+// Model files: a trained model saved with everything needed to rebuild and evaluate it.
+//
+// Layout: the 8-byte magic "CORRALM\n", a little-endian uint32 format version, a uint32
+// header length, a JSON header (model kind and shape), a uint64 parameter count, the float
+// parameters, and a uint64 FNV-1a checksum of every byte before it. Files are written to a
+// temporary name beside the target, flushed, and renamed, so a crash never leaves a torn file
+// under the real name. Loading checks magic, version, sizes and checksum and throws
+// corral::Error (kBadInput, naming the file) on any mismatch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <corral/dataset.h>
+#include <corral/kinds.h>
+#include <corral/ratings_info.h>
+
+namespace corral {
+
+// What identifies a model besides its parameters.
+struct ModelInfo {
+  ModelKind kind = ModelKind::kLogistic;
+  float l2 = 0;
+  std::size_t num_features = 0;   // input dimension (linear, softmax, mlp)
+  std::vector<float> classes;     // class labels (softmax, mlp)
+  std::vector<int> hidden;        // mlp
+  int rank = 0;                   // mf
+  std::size_t users = 0;          // mf
+  std::size_t items = 0;          // mf
+  float mean = 0;                 // mf: the train set's mean rating
+  std::vector<std::uint64_t> user_ids;  // mf: dense user id -> the id in the ratings file
+  std::vector<std::uint64_t> item_ids;  // mf: dense item id -> the id in the ratings file
+};
+
+struct SavedModel {
+  ModelInfo info;
+  std::vector<float> params;
+};
+
+inline constexpr std::uint32_t kModelFileVersion = 1;
+
+void SaveModel(const std::string& path, const SavedModel& model);
+SavedModel LoadModel(const std::string& path);
+
+// Loss and accuracy (classification) or RMSE (regression) of a model on a dataset.
+struct Evaluation {
+  std::size_t rows = 0;
+  double loss = 0;       // mean data loss
+  double objective = 0;  // loss + regulariser
+  std::optional<double> accuracy;
+  std::optional<double> rmse;
+};
+
+Evaluation EvaluateModel(const SavedModel& model, const Dataset& data);
+
+// For mf: the id mapping to load a ratings file with (LoadOptions::ratings_mapping), so its
+// users and items get the dense ids the model was trained with; nullptr for other models.
+std::shared_ptr<const RatingsInfo> RatingsMapping(const ModelInfo& info);
+
+}  // namespace corral

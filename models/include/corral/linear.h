@@ -1,0 +1,116 @@
+// corral::LinearModel<Loss>: a linear model on sparse (or dense) rows: logistic regression,
+// linear SVM (hinge) and least squares.
+//
+// Objective (DESIGN.md §9): mean_i Loss(<w, x_i>, y_i) + (l2/2)|w|^2. No bias term, as
+// LIBLINEAR's default, so `--l2 1/n` reproduces LIBLINEAR's C=1 optimum.
+//
+// Sparse L2 (HOGWILD!'s form): sample i's share of the regulariser is
+//   (l2/2) sum_{u in x_i} (n/d_u) w_u^2,   d_u = rows with feature u present,
+// which sums over the n samples to exactly (l2/2)|w|^2, so an update touches only the sample's
+// coordinates. Gradient() reports the weight l2*n/d_u beside each coordinate's data gradient;
+// the engine applies it as a proximal step (step.h). A model made without training data uses
+// the plain weight l2 everywhere (enough to evaluate or predict).
+//
+// Thread safety: immutable after construction; any number of workers may call it at once.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include <corral/dataset.h>
+#include <corral/losses.h>
+#include <corral/model.h>
+#include <corral/params.h>
+#include <corral/sparse_grad.h>
+
+namespace corral {
+
+template <typename Loss>
+class LinearModel {
+ public:
+  static constexpr Task kTask = Loss::kTask;
+  static constexpr std::string_view kName = Loss::kName;
+  using Grad = SparseGrad;
+  struct Workspace {};
+
+  // For training: `train` supplies the dimension and the feature frequencies d_u.
+  LinearModel(const Dataset& train, float l2);
+  // For evaluation and prediction: plain L2 weights.
+  LinearModel(std::size_t num_features, float l2);
+
+  std::size_t NumParams() const { return l2_weight_.size(); }
+  float l2() const { return l2_; }
+
+  SparseGrad MakeGrad(const Dataset& data, std::size_t batch) const {
+    return SparseGrad(data.max_row_nnz() * batch);
+  }
+  Workspace MakeWorkspace(std::size_t /*batch*/) const { return {}; }
+  void Init(std::span<float> w, Rng& /*rng*/) const { std::fill(w.begin(), w.end(), 0.0f); }
+
+  // <w, x> (features beyond NumParams() are ignored, so a test set with a larger dimension
+  // than its train set still evaluates). W is Params (training) or a span (snapshots).
+  template <typename W>
+  float Margin(const W& w, SparseRow x) const {
+    float m = 0;
+    for (std::size_t k = 0; k < x.nnz(); ++k) {
+      if (x.index[k] < w.size()) m += w[x.index[k]] * x.value[k];
+    }
+    return m;
+  }
+
+  void Gradient(Params w, const Dataset& data, std::span<const std::uint32_t> rows,
+                SparseGrad& g, Workspace& /*ws*/) const {
+    g.Clear();
+    const float scale = 1.0f / static_cast<float>(rows.size());
+    for (const std::uint32_t r : rows) {
+      const SparseRow x = data.Row(r);
+      const float dm = Loss::Derivative(Margin(w, x), data.Label(r)) * scale;
+      for (std::size_t k = 0; k < x.nnz(); ++k) {
+        const std::uint32_t u = x.index[k];
+        if (u < NumParams()) g.Push(u, dm * x.value[k], l2_weight_[u] * scale);
+      }
+    }
+  }
+
+  EvalSums Evaluate(std::span<const float> w, const Dataset& data, std::size_t begin,
+                    std::size_t end) const {
+    EvalSums s;
+    for (std::size_t r = begin; r < end; ++r) {
+      const float m = Margin(w, data.Row(r));
+      const float label = data.Label(r);
+      s.loss += Loss::Value(m, label);
+      if constexpr (kTask == Task::kRegression) {
+        s.sq_err += (double{m} - label) * (double{m} - label);
+      } else {
+        s.correct += (m > 0) == (label > 0) ? 1.0 : 0.0;
+      }
+    }
+    s.rows += static_cast<double>(end - begin);
+    return s;
+  }
+
+  // The loss's prediction: P(y=+1) for logistic, the margin for hinge, the value for squared.
+  float Predict(std::span<const float> w, SparseRow x) const { return Loss::Predict(Margin(w, x)); }
+
+  // (l2/2)|w|^2, the full regulariser of the objective.
+  double Regularizer(std::span<const float> w) const {
+    double sum = 0;
+    for (const float v : w) sum += double{v} * v;
+    return 0.5 * l2_ * sum;
+  }
+
+ private:
+  float l2_;
+  std::vector<float> l2_weight_;  // l2 * n / d_u per coordinate (0 where d_u = 0)
+};
+
+using LogisticModel = LinearModel<LogisticLoss>;
+using HingeModel = LinearModel<HingeLoss>;
+using SquaredModel = LinearModel<SquaredLoss>;
+
+extern template class LinearModel<LogisticLoss>;
+extern template class LinearModel<HingeLoss>;
+extern template class LinearModel<SquaredLoss>;
+
+}  // namespace corral

@@ -1,0 +1,70 @@
+// corral::SoftmaxModel: multinomial logistic regression over K classes, on sparse or dense
+// rows.
+//
+// Parameters: K weights per feature, laid out feature-major (w[u*K + c]) so a sparse row's
+// touched coordinates are K-long contiguous runs, then K biases. Objective: mean cross-entropy
+// + (l2/2)|W|^2 (biases unregularised), with HOGWILD!'s sparse L2 form per feature as in
+// linear.h: every class weight of feature u carries the weight l2*n/d_u.
+//
+// Thread safety: immutable after construction.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include <corral/class_map.h>
+#include <corral/dataset.h>
+#include <corral/model.h>
+#include <corral/params.h>
+#include <corral/sparse_grad.h>
+
+namespace corral {
+
+class SoftmaxModel {
+ public:
+  static constexpr Task kTask = Task::kMulticlass;
+  static constexpr std::string_view kName = "softmax";
+  using Grad = SparseGrad;
+  struct Workspace {
+    std::vector<float> scores;  // K per batch row
+  };
+
+  // For training: classes and feature frequencies from `train`.
+  SoftmaxModel(const Dataset& train, float l2);
+  // For evaluation and prediction: plain L2 weights.
+  SoftmaxModel(std::size_t num_features, ClassMap classes, float l2);
+
+  std::size_t NumParams() const { return features_ * k_ + k_; }
+  std::size_t num_features() const { return features_; }
+  const ClassMap& classes() const { return classes_; }
+  float l2() const { return l2_; }
+
+  SparseGrad MakeGrad(const Dataset& data, std::size_t batch) const {
+    return SparseGrad(batch * (data.max_row_nnz() * k_ + k_));
+  }
+  Workspace MakeWorkspace(std::size_t batch) const { return {std::vector<float>(batch * k_)}; }
+  void Init(std::span<float> w, Rng& /*rng*/) const { std::fill(w.begin(), w.end(), 0.0f); }
+
+  void Gradient(Params w, const Dataset& data, std::span<const std::uint32_t> rows,
+                SparseGrad& g, Workspace& ws) const;
+  EvalSums Evaluate(std::span<const float> w, const Dataset& data, std::size_t begin,
+                    std::size_t end) const;
+  double Regularizer(std::span<const float> w) const;
+
+  // The most probable class's label.
+  float Predict(std::span<const float> w, SparseRow x) const;
+
+ private:
+  // scores[c] = b_c + sum_k w[u_k*K + c] x_k; W is Params or a span.
+  template <typename W>
+  void Scores(const W& w, SparseRow x, std::span<float> scores) const;
+
+  std::size_t features_;
+  std::size_t k_;
+  ClassMap classes_;
+  float l2_;
+  std::vector<float> l2_weight_;  // per feature
+};
+
+}  // namespace corral

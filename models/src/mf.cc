@@ -1,0 +1,134 @@
+#include <corral/mf.h>
+
+#include <cmath>
+#include <string>
+
+#include <corral/error.h>
+
+namespace corral {
+namespace {
+
+const RatingsInfo& RequireRatings(const Dataset& data) {
+  if (data.ratings() == nullptr) {
+    throw Error(ErrorCode::kBadInput,
+                data.name() + ": model mf needs ratings data (user item rating), e.g. --format ratings");
+  }
+  return *data.ratings();
+}
+
+float MeanLabel(const Dataset& data) {
+  double sum = 0;
+  for (const float y : data.labels()) sum += y;
+  return data.rows() > 0 ? static_cast<float>(sum / static_cast<double>(data.rows())) : 0.0f;
+}
+
+}  // namespace
+
+MfModel::MfModel(std::size_t users, std::size_t items, int rank, float mean, float l2)
+    : users_(users),
+      items_(items),
+      rank_(rank),
+      stride_(static_cast<std::size_t>(rank) + 1),
+      mean_(mean),
+      l2_(l2),
+      l2_weight_(users + items, l2) {
+  if (rank < 1) throw Error(ErrorCode::kBadConfig, "mf: --rank must be >= 1");
+  if (!std::isfinite(l2) || l2 < 0) {
+    throw Error(ErrorCode::kBadConfig, "mf: l2 must be a finite number >= 0");
+  }
+}
+
+MfModel::MfModel(const Dataset& train, int rank, float l2)
+    : MfModel(RequireRatings(train).num_users, RequireRatings(train).num_items, rank,
+              MeanLabel(train), l2) {
+  std::vector<std::size_t> count(users_ + items_, 0);
+  for (std::size_t r = 0; r < train.rows(); ++r) {
+    const Pair p = Decode(train, r);
+    ++count[p.user];
+    ++count[users_ + p.item];
+  }
+  const double n = static_cast<double>(train.rows());
+  for (std::size_t j = 0; j < count.size(); ++j) {
+    l2_weight_[j] = count[j] > 0 ? static_cast<float>(l2 * n / static_cast<double>(count[j])) : 0.0f;
+  }
+}
+
+MfModel::Pair MfModel::Decode(const Dataset& data, std::size_t r) {
+  const SparseRow x = data.Row(r);
+  return {x.index[0], x.index[1] - data.ratings()->num_users};
+}
+
+void MfModel::Init(std::span<float> w, Rng& rng) const {
+  const float scale = 0.1f / std::sqrt(static_cast<float>(rank_));
+  for (std::size_t j = 0; j < users_ + items_; ++j) {
+    float* block = w.data() + j * stride_;
+    for (int k = 0; k < rank_; ++k) block[k] = (2 * rng.UniformFloat() - 1) * scale;
+    block[rank_] = 0.0f;
+  }
+}
+
+template <typename W>
+float MfModel::PredictWith(const W& w, Pair p) const {
+  float pred = mean_;
+  const bool known_user = p.user < users_;
+  const bool known_item = p.item < items_;
+  const std::size_t ub = p.user * stride_;
+  const std::size_t ib = (users_ + p.item) * stride_;
+  if (known_user) pred += w[ub + static_cast<std::size_t>(rank_)];
+  if (known_item) pred += w[ib + static_cast<std::size_t>(rank_)];
+  if (known_user && known_item) {
+    for (std::size_t k = 0; k < static_cast<std::size_t>(rank_); ++k) pred += w[ub + k] * w[ib + k];
+  }
+  return pred;
+}
+
+void MfModel::Gradient(Params w, const Dataset& data, std::span<const std::uint32_t> rows,
+                       SparseGrad& g, Workspace& /*ws*/) const {
+  g.Clear();
+  const float scale = 1.0f / static_cast<float>(rows.size());
+  const auto rank = static_cast<std::size_t>(rank_);
+  for (const std::uint32_t r : rows) {
+    const Pair p = Decode(data, r);
+    if (p.user >= users_ || p.item >= items_) continue;  // train rows are always known
+    const float e = (PredictWith(w, p) - data.Label(r)) * scale;
+    const std::size_t ub = p.user * stride_;
+    const std::size_t ib = (users_ + p.item) * stride_;
+    const float ureg = l2_weight_[p.user] * scale;
+    const float ireg = l2_weight_[users_ + p.item] * scale;
+    for (std::size_t k = 0; k < rank; ++k) {
+      const float pu = w.Load(ub + k);
+      const float qi = w.Load(ib + k);
+      g.Push(static_cast<std::uint32_t>(ub + k), e * qi, ureg);
+      g.Push(static_cast<std::uint32_t>(ib + k), e * pu, ireg);
+    }
+    g.Push(static_cast<std::uint32_t>(ub + rank), e, ureg);
+    g.Push(static_cast<std::uint32_t>(ib + rank), e, ireg);
+  }
+}
+
+EvalSums MfModel::Evaluate(std::span<const float> w, const Dataset& data, std::size_t begin,
+                           std::size_t end) const {
+  RequireRatings(data);
+  EvalSums s;
+  for (std::size_t r = begin; r < end; ++r) {
+    const double e = double{PredictWith(w, Decode(data, r))} - data.Label(r);
+    s.loss += 0.5 * e * e;
+    s.sq_err += e * e;
+  }
+  s.rows += static_cast<double>(end - begin);
+  return s;
+}
+
+double MfModel::Regularizer(std::span<const float> w) const {
+  double sum = 0;
+  for (const float v : w) sum += double{v} * v;
+  return 0.5 * l2_ * sum;
+}
+
+float MfModel::Predict(std::span<const float> w, std::size_t user, std::size_t item) const {
+  return PredictWith(w, Pair{user, item});
+}
+
+static_assert(Model<MfModel>);
+
+}  // namespace corral

@@ -1,0 +1,139 @@
+#include <corral/softmax.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <corral/error.h>
+
+namespace corral {
+namespace {
+
+// Softmax in place over `scores`; returns log(sum exp(scores)).
+double SoftmaxInPlace(std::span<float> scores) {
+  const float top = *std::max_element(scores.begin(), scores.end());
+  double sum = 0;
+  for (float& s : scores) {
+    s = std::exp(s - top);
+    sum += s;
+  }
+  const auto inv = static_cast<float>(1.0 / sum);
+  for (float& s : scores) s *= inv;
+  return top + std::log(sum);
+}
+
+void CheckConfig(const ClassMap& classes, float l2) {
+  if (!std::isfinite(l2) || l2 < 0) {
+    throw Error(ErrorCode::kBadConfig, "softmax: l2 must be a finite number >= 0");
+  }
+  if (classes.size() < 2) {
+    throw Error(ErrorCode::kBadInput, "softmax: the training set needs at least 2 classes, has " +
+                                          std::to_string(classes.size()));
+  }
+}
+
+}  // namespace
+
+SoftmaxModel::SoftmaxModel(std::size_t num_features, ClassMap classes, float l2)
+    : features_(num_features),
+      k_(classes.size()),
+      classes_(std::move(classes)),
+      l2_(l2),
+      l2_weight_(num_features, l2) {
+  CheckConfig(classes_, l2);
+}
+
+SoftmaxModel::SoftmaxModel(const Dataset& train, float l2)
+    : SoftmaxModel(train.num_features(), ClassMap::Of(train), l2) {
+  std::vector<std::size_t> rows_with(features_, 0);
+  for (std::size_t r = 0; r < train.rows(); ++r) {
+    for (const std::uint32_t u : train.Row(r).index) ++rows_with[u];
+  }
+  const double n = static_cast<double>(train.rows());
+  for (std::size_t u = 0; u < features_; ++u) {
+    l2_weight_[u] =
+        rows_with[u] > 0 ? static_cast<float>(l2 * n / static_cast<double>(rows_with[u])) : 0.0f;
+  }
+}
+
+template <typename W>
+void SoftmaxModel::Scores(const W& w, SparseRow x, std::span<float> scores) const {
+  const std::size_t bias = features_ * k_;
+  for (std::size_t c = 0; c < k_; ++c) scores[c] = w[bias + c];
+  for (std::size_t j = 0; j < x.nnz(); ++j) {
+    const std::size_t u = x.index[j];
+    if (u >= features_) continue;  // a test set may reach beyond the train set's dimension
+    const float v = x.value[j];
+    const std::size_t base = u * k_;
+    for (std::size_t c = 0; c < k_; ++c) scores[c] += w[base + c] * v;
+  }
+}
+
+void SoftmaxModel::Gradient(Params w, const Dataset& data, std::span<const std::uint32_t> rows,
+                            SparseGrad& g, Workspace& ws) const {
+  g.Clear();
+  const float scale = 1.0f / static_cast<float>(rows.size());
+  const std::span<float> p(ws.scores.data(), k_);
+  const std::size_t bias = features_ * k_;
+  for (const std::uint32_t r : rows) {
+    const SparseRow x = data.Row(r);
+    Scores(w, x, p);
+    SoftmaxInPlace(p);
+    // d(cross-entropy)/d(score_c) = p_c - [c == y]; an unseen class has no target.
+    const int y = classes_.Id(data.Label(r));
+    if (y >= 0) p[static_cast<std::size_t>(y)] -= 1.0f;
+    for (std::size_t c = 0; c < k_; ++c) p[c] *= scale;
+    for (std::size_t j = 0; j < x.nnz(); ++j) {
+      const std::size_t u = x.index[j];
+      if (u >= features_) continue;
+      const float v = x.value[j];
+      const float reg = l2_weight_[u] * scale;
+      const auto base = static_cast<std::uint32_t>(u * k_);
+      for (std::size_t c = 0; c < k_; ++c) {
+        g.Push(base + static_cast<std::uint32_t>(c), p[c] * v, reg);
+      }
+    }
+    for (std::size_t c = 0; c < k_; ++c) {
+      g.Push(static_cast<std::uint32_t>(bias + c), p[c], 0.0f);
+    }
+  }
+}
+
+EvalSums SoftmaxModel::Evaluate(std::span<const float> w, const Dataset& data, std::size_t begin,
+                                std::size_t end) const {
+  EvalSums s;
+  std::vector<float> scores(k_);
+  for (std::size_t r = begin; r < end; ++r) {
+    Scores(w, data.Row(r), std::span(scores));
+    const auto best = static_cast<int>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+    const float top = scores[static_cast<std::size_t>(best)];
+    double sum = 0;
+    for (const float v : scores) sum += std::exp(double{v} - top);
+    const double log_z = top + std::log(sum);
+    const int y = classes_.Id(data.Label(r));
+    // A class the training set never had: scored as if its score were the lowest one.
+    const double target = y >= 0 ? scores[static_cast<std::size_t>(y)]
+                                 : *std::min_element(scores.begin(), scores.end());
+    s.loss += log_z - target;
+    s.correct += best == y ? 1.0 : 0.0;
+  }
+  s.rows += static_cast<double>(end - begin);
+  return s;
+}
+
+double SoftmaxModel::Regularizer(std::span<const float> w) const {
+  double sum = 0;
+  for (std::size_t i = 0; i < features_ * k_; ++i) sum += double{w[i]} * w[i];
+  return 0.5 * l2_ * sum;
+}
+
+float SoftmaxModel::Predict(std::span<const float> w, SparseRow x) const {
+  std::vector<float> scores(k_);
+  Scores(w, x, std::span(scores));
+  return classes_.Label(static_cast<std::size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin()));
+}
+
+static_assert(Model<SoftmaxModel>);
+
+}  // namespace corral

@@ -1,0 +1,111 @@
+// Model files: save, load and evaluate every model kind; reject damaged files.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <corral/corral.h>
+
+#include "test_data.h"
+
+namespace corral {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::path(::testing::TempDir()) / name).string();
+}
+
+class ModelFileRoundTrip : public ::testing::TestWithParam<ModelKind> {};
+
+TEST_P(ModelFileRoundTrip, SaveLoadEvalGivesTheTrainingNumbers) {
+  const ModelKind kind = GetParam();
+  const bool ratings = kind == ModelKind::kMf;
+  const Dataset train = ratings ? testing::PlantedRatings(30, 20, 2, 600, 0.1, 1)
+                                : testing::SmallProblem().train;
+  TrainConfig config{.model = kind, .l2 = 1e-3f, .threads = 1, .epochs = 2, .lr = 0.05f};
+  config.hidden = {8};
+  config.rank = 2;
+  config.batch = kind == ModelKind::kMlp ? 4 : 1;
+  const TrainResult r = Train(train, nullptr, config);
+  const std::string path = TempPath("model_" + std::string(ToString(kind)) + ".corral");
+  SaveModel(path, {r.model, r.params});
+
+  const SavedModel loaded = LoadModel(path);
+  EXPECT_EQ(loaded.params, r.params);
+  EXPECT_EQ(loaded.info.kind, kind);
+  const Evaluation e = EvaluateModel(loaded, train);
+  EXPECT_DOUBLE_EQ(e.loss, r.history.back().train_loss);
+  EXPECT_DOUBLE_EQ(e.objective, r.history.back().objective);
+  if (ratings) {
+    EXPECT_DOUBLE_EQ(*e.rmse, *r.history.back().train_rmse);
+  } else {
+    EXPECT_DOUBLE_EQ(*e.accuracy, *r.history.back().train_acc);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModels, ModelFileRoundTrip,
+                         ::testing::Values(ModelKind::kLogistic, ModelKind::kHinge,
+                                           ModelKind::kSquared, ModelKind::kSoftmax,
+                                           ModelKind::kMf, ModelKind::kMlp),
+                         [](const auto& param_info) { return std::string(ToString(param_info.param)); });
+
+class DamagedModelFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const TrainResult r = Train(testing::SmallProblem().train, nullptr,
+                                {.threads = 1, .epochs = 1, .lr = 0.1f});
+    path_ = TempPath("damaged.corral");
+    SaveModel(path_, {r.model, r.params});
+    std::ifstream in(path_, std::ios::binary);
+    bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  void Write(const std::string& bytes) {
+    std::ofstream(path_, std::ios::binary | std::ios::trunc) << bytes;
+  }
+  void ExpectRejected(const std::string& what) {
+    try {
+      LoadModel(path_);
+      FAIL() << "expected rejection: " << what;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kBadInput);
+      EXPECT_NE(std::string(e.what()).find(path_), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  }
+  std::string path_;
+  std::string bytes_;
+};
+
+TEST_F(DamagedModelFile, FlippedByteFailsTheChecksum) {
+  std::string bytes = bytes_;
+  bytes[bytes.size() / 2] ^= 0x40;
+  Write(bytes);
+  ExpectRejected("checksum");
+}
+
+TEST_F(DamagedModelFile, TruncationIsDetected) {
+  Write(bytes_.substr(0, bytes_.size() - 9));
+  ExpectRejected("truncated");
+}
+
+TEST_F(DamagedModelFile, WrongMagicAndVersionAreNamed) {
+  Write("not a model at all");
+  ExpectRejected("magic");
+  std::string bytes = bytes_;
+  bytes[8] = 99;  // the version field follows the 8-byte magic
+  Write(bytes);
+  ExpectRejected("version 99");
+}
+
+TEST(ModelFile, MissingFileIsAnIoError) {
+  try {
+    LoadModel(TempPath("no-such-model.corral"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+  }
+}
+
+}  // namespace
+}  // namespace corral
