@@ -5,6 +5,8 @@
 
 #include <corral/error.h>
 
+#include "models/src/sparse_l2.h"
+
 namespace corral {
 namespace {
 
@@ -24,18 +26,8 @@ LinearModel<Loss>::LinearModel(std::size_t num_features, float l2)
 
 template <typename Loss>
 LinearModel<Loss>::LinearModel(const Dataset& train, float l2)
-    : l2_(l2), l2_weight_(train.num_features(), 0.0f) {
+    : l2_(l2), l2_weight_(internal::SparseL2Weights(train, l2)) {
   CheckL2(kName, l2);
-  std::vector<std::size_t> rows_with(train.num_features(), 0);
-  for (std::size_t r = 0; r < train.rows(); ++r) {
-    for (const std::uint32_t u : train.Row(r).index) ++rows_with[u];
-  }
-  const double n = static_cast<double>(train.rows());
-  for (std::size_t u = 0; u < rows_with.size(); ++u) {
-    if (rows_with[u] > 0) {
-      l2_weight_[u] = static_cast<float>(l2 * n / static_cast<double>(rows_with[u]));
-    }
-  }
 }
 
 template class LinearModel<LogisticLoss>;

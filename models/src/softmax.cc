@@ -7,6 +7,8 @@
 
 #include <corral/error.h>
 
+#include "models/src/sparse_l2.h"
+
 namespace corral {
 namespace {
 
@@ -46,15 +48,7 @@ SoftmaxModel::SoftmaxModel(std::size_t num_features, ClassMap classes, float l2)
 
 SoftmaxModel::SoftmaxModel(const Dataset& train, float l2)
     : SoftmaxModel(train.num_features(), ClassMap::Of(train), l2) {
-  std::vector<std::size_t> rows_with(features_, 0);
-  for (std::size_t r = 0; r < train.rows(); ++r) {
-    for (const std::uint32_t u : train.Row(r).index) ++rows_with[u];
-  }
-  const double n = static_cast<double>(train.rows());
-  for (std::size_t u = 0; u < features_; ++u) {
-    l2_weight_[u] =
-        rows_with[u] > 0 ? static_cast<float>(l2 * n / static_cast<double>(rows_with[u])) : 0.0f;
-  }
+  l2_weight_ = internal::SparseL2Weights(train, l2);
 }
 
 template <typename W>
