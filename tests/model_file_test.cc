@@ -55,7 +55,9 @@ class DamagedModelFile : public ::testing::Test {
   void SetUp() override {
     const TrainResult r = Train(testing::SmallProblem().train, nullptr,
                                 {.threads = 1, .epochs = 1, .lr = 0.1f});
-    path_ = TempPath("damaged.corral");
+    // One file per test: ctest runs these tests in parallel processes.
+    path_ = TempPath(std::string("damaged_") +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".corral");
     SaveModel(path_, {r.model, r.params});
     std::ifstream in(path_, std::ios::binary);
     bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
