@@ -292,6 +292,37 @@ TEST(TopK, TiesGoToTheLowestIndices) {
   for (std::size_t i = 0; i < v.size(); ++i) EXPECT_EQ(q[i], i < 5 ? 1.5f : 0.0f) << i;
 }
 
+// Large inputs take the sampled-threshold path; the result must equal a sort's: the k largest
+// magnitudes, ties to the lowest indices. The strided input puts every sampled coordinate above
+// all others, so too few candidates survive and the full pass must take over.
+TEST(TopK, MatchesASortOnLargeInputs) {
+  const std::size_t d = 100'000;
+  std::vector<std::pair<const char*, std::vector<float>>> cases;
+  cases.emplace_back("gaussian", Gaussian(d, 31));
+  std::vector<float> ties(d);
+  std::mt19937 gen(2);
+  for (float& x : ties) x = static_cast<float>(static_cast<int>(gen() % 9) - 4);  // many ties
+  cases.emplace_back("ties", ties);
+  std::vector<float> strided = Gaussian(d, 32, 0.1f);
+  for (std::size_t i = 0; i < d; i += d / 4096) strided[i] = 10.0f + static_cast<float>(i % 7);
+  cases.emplace_back("strided", strided);
+  for (const char* spec : {"topk:0.01", "topk:0.1", "topk:0.003"}) {
+    for (const auto& [name, v] : cases) {
+      auto c = MakeCompressor(spec, d);
+      const std::size_t k = internal::compress::KeptCount(std::stod(spec + 5), d);
+      std::vector<std::uint32_t> order(d);
+      std::iota(order.begin(), order.end(), 0u);
+      std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return std::fabs(v[a]) > std::fabs(v[b]);
+      });
+      std::vector<float> expect(d, 0.0f);
+      for (std::size_t j = 0; j < k; ++j) expect[order[j]] = v[order[j]];
+      Rng rng(1);
+      EXPECT_EQ(testing::RoundTrip(*c, v, rng), expect) << spec << " " << name;
+    }
+  }
+}
+
 TEST(RandK, SendsKDistinctCoordinatesScaledOrNot) {
   const std::size_t d = 1000;
   const std::vector<float> v = Gaussian(d, 8);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -14,6 +15,8 @@
 #include <cstring>
 #include <limits>
 #include <span>
+#include <type_traits>
+#include <utility>
 
 namespace corral::internal::compress {
 
@@ -107,26 +110,30 @@ inline double SumAbs(std::span<const float> x) {
 }
 
 // Minimum and maximum, and whether every entry is finite (NaN slips through min/max, so a
-// lane of x * 0 catches it: that is NaN exactly when x is inf or NaN).
+// lane of x * 0 catches it: that is NaN exactly when x is inf or NaN). GCC does not vectorise
+// a float min/max reduction without -ffinite-math-only, so the lanes are an explicit GNU
+// vector (GCC and Clang), whose elementwise select compiles to minps/maxps.
 struct Range {
   float lo;
   float hi;
   bool finite;
 };
 inline Range MinMax(std::span<const float> x) {
+  using Float8 = float __attribute__((vector_size(32)));
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  float lo[kLanes], hi[kLanes], zero[kLanes];
-  std::fill_n(lo, kLanes, kInf);
-  std::fill_n(hi, kLanes, -kInf);
-  std::fill_n(zero, kLanes, 0.0f);
+  Float8 lo, hi;
+  Float8 zero = {};
+  for (std::size_t j = 0; j < 8; ++j) {
+    lo[j] = kInf;
+    hi[j] = -kInf;
+  }
   std::size_t i = 0;
-  for (; i + kLanes <= x.size(); i += kLanes) {
-    for (std::size_t j = 0; j < kLanes; ++j) {
-      const float v = x[i + j];
-      lo[j] = v < lo[j] ? v : lo[j];
-      hi[j] = v > hi[j] ? v : hi[j];
-      zero[j] += v * 0.0f;
-    }
+  for (; i + 8 <= x.size(); i += 8) {
+    Float8 v;
+    std::memcpy(&v, x.data() + i, sizeof v);
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+    zero += v * 0.0f;
   }
   Range r{kInf, -kInf, true};
   float z = 0.0f;
@@ -135,7 +142,7 @@ inline Range MinMax(std::span<const float> x) {
     r.hi = std::max(r.hi, x[i]);
     z += x[i] * 0.0f;
   }
-  for (std::size_t j = 0; j < kLanes; ++j) {
+  for (std::size_t j = 0; j < 8; ++j) {
     r.lo = std::min(r.lo, lo[j]);
     r.hi = std::max(r.hi, hi[j]);
     z += zero[j];
@@ -171,22 +178,70 @@ struct UniformStream {
 inline constexpr std::size_t PackedBytes(std::size_t count, int bits) {
   return (count * static_cast<std::size_t>(bits) + 7) / 8;
 }
-// Writes PackedBytes(count, bits) bytes; bits in 2..16, codes < 2^bits.
+
+namespace detail {
+__extension__ using Word128 = unsigned __int128;  // GCC/Clang builtin; __extension__: not ISO
+
+// Eight B-bit codes fill exactly B bytes: one word per group, with B a compile-time constant
+// so the shifts unroll and the B-byte memcpy is a fixed-size store. Returns codes packed.
+template <int B>
+std::size_t PackGroups(const std::uint32_t* codes, std::size_t count, std::byte* out) {
+  using Word = std::conditional_t<(B <= 8), std::uint64_t, Word128>;
+  const std::size_t groups = count / 8;
+  for (std::size_t g = 0; g < groups; ++g) {
+    Word word = 0;
+    for (int j = 0; j < 8; ++j) word |= static_cast<Word>(codes[8 * g + j]) << (j * B);
+    std::memcpy(out + g * B, &word, B);
+  }
+  return groups * 8;
+}
+template <int B>
+std::size_t UnpackGroups(const std::byte* in, std::size_t count, std::uint32_t* codes) {
+  using Word = std::conditional_t<(B <= 8), std::uint64_t, Word128>;
+  constexpr Word kMask = (Word{1} << B) - 1;
+  const std::size_t groups = count / 8;
+  for (std::size_t g = 0; g < groups; ++g) {
+    Word word = 0;
+    std::memcpy(&word, in + g * B, B);
+    for (int j = 0; j < 8; ++j) codes[8 * g + j] = static_cast<std::uint32_t>((word >> (j * B)) & kMask);
+  }
+  return groups * 8;
+}
+
+using PackFn = std::size_t (*)(const std::uint32_t*, std::size_t, std::byte*);
+using UnpackFn = std::size_t (*)(const std::byte*, std::size_t, std::uint32_t*);
+template <int... B>
+constexpr std::array<PackFn, 17> PackTable(std::integer_sequence<int, B...>) {
+  return {nullptr, nullptr, &PackGroups<B + 2>...};
+}
+template <int... B>
+constexpr std::array<UnpackFn, 17> UnpackTable(std::integer_sequence<int, B...>) {
+  return {nullptr, nullptr, &UnpackGroups<B + 2>...};
+}
+inline constexpr std::array<PackFn, 17> kPack = PackTable(std::make_integer_sequence<int, 15>());
+inline constexpr std::array<UnpackFn, 17> kUnpack =
+    UnpackTable(std::make_integer_sequence<int, 15>());
+}  // namespace detail
+
+// Writes PackedBytes(count, bits) bytes; bits in 2..16, codes < 2^bits. Whole groups of 8 go
+// through the fixed-width kernel; a last partial group (only at the end of a message) bit by bit.
 inline void PackCodes(const std::uint32_t* codes, std::size_t count, int bits, std::byte* out) {
-  if (bits == 8) {
+  if (bits == 8) {  // byte-aligned widths: plain narrowing loops that vectorise
     for (std::size_t j = 0; j < count; ++j) out[j] = static_cast<std::byte>(codes[j]);
     return;
   }
   if (bits == 16) {
     for (std::size_t j = 0; j < count; ++j) {
-      out[2 * j] = static_cast<std::byte>(codes[j]);
-      out[2 * j + 1] = static_cast<std::byte>(codes[j] >> 8);
+      const auto code = static_cast<std::uint16_t>(codes[j]);
+      std::memcpy(out + 2 * j, &code, 2);
     }
     return;
   }
+  const std::size_t done = detail::kPack[static_cast<std::size_t>(bits)](codes, count, out);
+  out += PackedBytes(done, bits);
   std::uint64_t acc = 0;
   int filled = 0;
-  for (std::size_t j = 0; j < count; ++j) {
+  for (std::size_t j = done; j < count; ++j) {
     acc |= static_cast<std::uint64_t>(codes[j]) << filled;
     filled += bits;
     while (filled >= 8) {
@@ -205,15 +260,18 @@ inline void UnpackCodes(const std::byte* in, std::size_t count, int bits, std::u
   }
   if (bits == 16) {
     for (std::size_t j = 0; j < count; ++j) {
-      codes[j] = static_cast<std::uint32_t>(in[2 * j]) |
-                 (static_cast<std::uint32_t>(in[2 * j + 1]) << 8);
+      std::uint16_t code;
+      std::memcpy(&code, in + 2 * j, 2);
+      codes[j] = code;
     }
     return;
   }
+  const std::size_t done = detail::kUnpack[static_cast<std::size_t>(bits)](in, count, codes);
+  in += PackedBytes(done, bits);
   const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
   std::uint64_t acc = 0;
   int filled = 0;
-  for (std::size_t j = 0; j < count; ++j) {
+  for (std::size_t j = done; j < count; ++j) {
     while (filled < bits) {
       acc |= static_cast<std::uint64_t>(*in++) << filled;
       filled += 8;

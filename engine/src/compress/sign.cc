@@ -4,6 +4,7 @@
 // data-independent delta is 1/d. A zero coordinate decodes to +s. A zero vector sends s = 0
 // (decodes to zeros); inf/NaN makes s inf/NaN.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -49,11 +50,21 @@ class SignCompressor final : public DenseCompressor {
  protected:
   void DecodeChunk(std::span<const std::byte> in, std::size_t, std::size_t begin,
                    std::span<float> out) const override {
-    const float scale = LoadF32(in.data());
+    // Flip the scale's sign bit with the message bit: a branch-free, vectorisable select.
+    const std::uint32_t scale = std::bit_cast<std::uint32_t>(LoadF32(in.data()));
     const std::byte* bits = in.data() + 4 + begin / 8;
-    for (std::size_t j = 0; j < out.size(); ++j) {
-      const bool negative = ((static_cast<unsigned>(bits[j / 8]) >> (j % 8)) & 1u) != 0;
-      out[j] = negative ? -scale : scale;
+    std::size_t j = 0;
+    for (; j + 64 <= out.size(); j += 64) {
+      std::uint64_t word;
+      std::memcpy(&word, bits + j / 8, 8);
+      float* o = out.data() + j;
+      for (std::size_t b = 0; b < 64; ++b) {
+        o[b] = std::bit_cast<float>(scale ^ (static_cast<std::uint32_t>(word >> b) << 31));
+      }
+    }
+    for (; j < out.size(); ++j) {
+      const auto bit = static_cast<std::uint32_t>(bits[j / 8]) >> (j % 8);
+      out[j] = std::bit_cast<float>(scale ^ (bit << 31));
     }
   }
 };

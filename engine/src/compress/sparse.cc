@@ -110,13 +110,21 @@ class RandKCompressor final : public SparseCompressor {
   std::size_t permutation_d_ = 0;
 };
 
-// Selection by std::nth_element over a scratch copy of the magnitudes (no indirection), then
-// one pass that emits the coordinates above the k-th largest magnitude t and, in index order,
-// as many equal to t as needed. NaN ranks as +inf, so it is sent and shows at the receiver.
+// Top-k selection in O(d) with small constants, exact:
+//  1. when k/d is small, a strided sample of kSample keys (std::nth_element on the sample)
+//     gives a threshold t_low that lies below the true k-th largest key with high probability;
+//  2. one branch-free pass compacts the candidates (key >= t_low, in index order);
+//     if fewer than k survive (a badly placed sample), the pass is redone with t_low = -1;
+//  3. std::nth_element over the candidates' keys gives the exact k-th largest key t;
+//  4. emit the candidates above t and, in index order, as many equal to t as needed.
+// Keys are |v_i| with NaN ranked as +inf, so NaN is sent and shows at the receiver. Scratch:
+// dim floats and dim uint32, allocated once.
 class TopKCompressor final : public SparseCompressor {
  public:
   TopKCompressor(double fraction, std::size_t dim)
-      : SparseCompressor(fraction, dim, "topk:" + FormatFraction(fraction)), magnitude_(dim) {}
+      : SparseCompressor(fraction, dim, "topk:" + FormatFraction(fraction)),
+        keys_(dim),
+        candidates_(dim) {}
 
   bool unbiased() const override { return false; }
 
@@ -124,31 +132,68 @@ class TopKCompressor final : public SparseCompressor {
     const std::size_t d = v.size();
     const std::size_t k = Begin(d, out.size());
     if (k == 0) return 0;
-    float* m = magnitude_.data();
-    for (std::size_t i = 0; i < d; ++i) m[i] = Key(v[i]);
-    std::nth_element(m, m + (d - k), m + d);
-    const float t = m[d - k];  // the k-th largest key
+    std::size_t c = Candidates(v, SampledThreshold(v, k));
+    if (c < k) c = Candidates(v, -1.0f);
+    float* keys = keys_.data();
+    std::nth_element(keys, keys + (c - k), keys + c);
+    const float t = keys[c - k];  // the k-th largest key
     std::size_t above = 0;
-    for (std::size_t i = 0; i < d; ++i) above += Key(v[i]) > t ? 1 : 0;
+    for (std::size_t j = 0; j < c; ++j) above += Key(v[candidates_[j]]) > t ? 1 : 0;
     std::size_t ties = k - above;  // keys equal to t still to send
     std::size_t slot = 0;
-    for (std::size_t i = 0; i < d && slot < k; ++i) {
+    for (std::size_t j = 0; j < c && slot < k; ++j) {
+      const std::uint32_t i = candidates_[j];
       const float key = Key(v[i]);
       if (key > t || (key == t && ties > 0)) {
         if (key == t) --ties;
-        Put(out, k, slot++, static_cast<std::uint32_t>(i), v[i]);
+        Put(out, k, slot++, i, v[i]);
       }
     }
     return 8 * k;
   }
 
  private:
+  static constexpr std::size_t kSample = 4096;
+
   static float Key(float x) {
     const float a = std::fabs(x);
     return a != a ? std::numeric_limits<float>::infinity() : a;
   }
 
-  std::vector<float> magnitude_;  // scratch of dim keys
+  // A key below the k-th largest with high probability, or -1 (keep all) when sampling does not
+  // pay. With q = k/d and m = kSample, the sample holds about q m keys above the true threshold
+  // (binomial, standard deviation <= sqrt(q m)); its (q m + 4 sqrt(q m) + 4)-th largest key is
+  // lower w.h.p., and about d/m times that rank, a small multiple of k, candidates survive.
+  float SampledThreshold(std::span<const float> v, std::size_t k) {
+    const std::size_t d = v.size();
+    if (d < 4 * kSample || 8 * k > d) return -1.0f;
+    const std::size_t stride = d / kSample;
+    float* sample = keys_.data();
+    for (std::size_t j = 0; j < kSample; ++j) sample[j] = Key(v[j * stride]);
+    const double expected = static_cast<double>(k) * kSample / static_cast<double>(d);
+    const auto rank = std::min(
+        kSample, static_cast<std::size_t>(expected + 4 * std::sqrt(expected) + 4));  // 1-based
+    std::nth_element(sample, sample + (kSample - rank), sample + kSample);
+    return sample[kSample - rank];
+  }
+
+  // Compacts indices (in order) and keys of the coordinates with key >= threshold; returns
+  // their count. Branch-free: every slot is written, the count advances on a match.
+  std::size_t Candidates(std::span<const float> v, float threshold) {
+    float* keys = keys_.data();
+    std::uint32_t* indices = candidates_.data();
+    std::size_t c = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const float key = Key(v[i]);
+      keys[c] = key;
+      indices[c] = static_cast<std::uint32_t>(i);
+      c += key >= threshold ? 1 : 0;
+    }
+    return c;
+  }
+
+  std::vector<float> keys_;                // scratch: the sample, then the candidates' keys
+  std::vector<std::uint32_t> candidates_;  // scratch: the candidates' indices, ascending
 };
 
 }  // namespace
