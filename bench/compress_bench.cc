@@ -48,10 +48,9 @@ void BM_Codec(benchmark::State& state, const char* spec, Part part) {
       static_cast<double>(c->WireBytes(kDim)) / static_cast<double>(kDim * sizeof(float));
 }
 
-const char* const kSpecs[] = {"none",      "fp16",       "bf16",       "qsgd:2",
-                              "qsgd:4",    "qsgd:8",     "qsgd:16",    "quant:4",
-                              "quant:8",   "randk:0.01", "topk:0.01",  "sign",
-                              "ef:topk:0.01", "ef:sign"};
+const char* const kSpecs[] = {"none",      "fp16",    "bf16",         "qsgd:2",  "qsgd:4",
+                              "qsgd:8",    "qsgd:16", "quant:4",      "quant:8", "randk:0.01",
+                              "topk:0.01", "sign",    "ef:topk:0.01", "ef:sign"};
 
 const int kRegistered = [] {
   for (const char* spec : kSpecs) {

@@ -1,6 +1,9 @@
 // Properties every --compress codec must have (DESIGN.md §3), parameterised over all of them:
 // exact wire size, no write past it, DecodeAdd == Decode + axpy, canonical specs, zero and
 // non-finite input, reproducibility, and the declared quality (Delta) holding empirically.
+#include <corral/error.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -8,10 +11,6 @@
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-
-#include <corral/error.h>
 
 #include "compress_test_util.h"
 
@@ -24,19 +23,20 @@ using testing::Gaussian;
 
 class EveryCodec : public ::testing::TestWithParam<const char*> {};
 
-INSTANTIATE_TEST_SUITE_P(
-    AllCodecs, EveryCodec,
-    ::testing::Values("none", "fp16", "bf16", "qsgd:2", "qsgd:3", "qsgd:4", "qsgd:5", "qsgd:8",
-                      "qsgd:11", "qsgd:16", "quant:2", "quant:3", "quant:8", "quant:13",
-                      "quant:16", "randk:0.1", "randk:0.3:unscaled", "topk:0.1", "topk:1", "sign",
-                      "ef:none", "ef:qsgd:4", "ef:topk:0.05", "ef:sign", "ef:randk:0.2"),
-    [](const auto& test) {
-      std::string name = test.param;
-      for (char& ch : name) {
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(AllCodecs, EveryCodec,
+                         ::testing::Values("none", "fp16", "bf16", "qsgd:2", "qsgd:3", "qsgd:4",
+                                           "qsgd:5", "qsgd:8", "qsgd:11", "qsgd:16", "quant:2",
+                                           "quant:3", "quant:8", "quant:13", "quant:16",
+                                           "randk:0.1", "randk:0.3:unscaled", "topk:0.1", "topk:1",
+                                           "sign", "ef:none", "ef:qsgd:4", "ef:topk:0.05",
+                                           "ef:sign", "ef:randk:0.2"),
+                         [](const auto& test) {
+                           std::string name = test.param;
+                           for (char& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
 
 TEST_P(EveryCodec, WireBytesIsWhatEncodeWritesAndNothingMore) {
   Rng rng(7);
@@ -100,7 +100,8 @@ TEST_P(EveryCodec, NonFiniteInputIsCarriedNotHidden) {
   Rng rng(1);
   const std::vector<float> q = testing::RoundTrip(*c, v, rng);
   const bool scaled = spec.find("qsgd") != std::string::npos ||
-                      spec.find("quant") != std::string::npos || spec.find("sign") != std::string::npos;
+                      spec.find("quant") != std::string::npos ||
+                      spec.find("sign") != std::string::npos;
   if (scaled) {
     for (float x : q) EXPECT_TRUE(std::isnan(x));
   } else if (spec.find("randk") == std::string::npos) {  // casts, topk: both are sent
@@ -207,8 +208,7 @@ TEST(CompressSpec, DeclaredProperties) {
   for (const char* spec : {"none", "qsgd:4", "quant:4", "randk:0.1"}) {
     EXPECT_TRUE(MakeCompressor(spec, 8)->unbiased()) << spec;
   }
-  for (const char* spec :
-       {"fp16", "bf16", "randk:0.1:unscaled", "topk:0.1", "sign", "ef:qsgd:4"}) {
+  for (const char* spec : {"fp16", "bf16", "randk:0.1:unscaled", "topk:0.1", "sign", "ef:qsgd:4"}) {
     EXPECT_FALSE(MakeCompressor(spec, 8)->unbiased()) << spec;
   }
   EXPECT_EQ(MakeCompressor("qsgd:8", 8)->WireBytes(1000), 1004u);  // a quarter of fp32, + norm

@@ -1,6 +1,9 @@
 // What each codec promises (DESIGN.md §3): exact or correctly rounded casts, QSGD's levels,
 // unbiasedness and variance bound, top-k's selection, the sign scale, rand-k's scaling, and
 // error feedback losing nothing.
+#include <corral/error.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -11,10 +14,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-
-#include <corral/error.h>
 
 #include "compress_test_util.h"
 #include "engine/src/compress/codecs.h"
@@ -42,15 +41,29 @@ TEST(Fp32, RoundTripIsExact) {
 
 // The compiler's _Float16 conversion (IEEE round to nearest even) is the oracle.
 TEST(Fp16, EncodeMatchesTheCompilersRoundToNearestEven) {
-  std::vector<float> v = {0.0f, -0.0f, 1.0f, 65504.0f, 65519.99f, 65520.0f, -1e6f,
-                          0x1.0p-24f, 0x1.0p-25f, 0x1.8p-25f, 0x1.0p-26f, 1e-8f,
-                          1.0f + 0x1.0p-11f, 1.0f + 0x1.8p-11f, 6.1e-5f,
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          65504.0f,
+                          65519.99f,
+                          65520.0f,
+                          -1e6f,
+                          0x1.0p-24f,
+                          0x1.0p-25f,
+                          0x1.8p-25f,
+                          0x1.0p-26f,
+                          1e-8f,
+                          1.0f + 0x1.0p-11f,
+                          1.0f + 0x1.8p-11f,
+                          6.1e-5f,
                           std::numeric_limits<float>::infinity(),
                           std::numeric_limits<float>::quiet_NaN()};
   std::mt19937 gen(1);
-  for (int i = 0; i < 100'000; ++i) v.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(gen())));
+  for (int i = 0; i < 100'000; ++i)
+    v.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(gen())));
   for (int i = 0; i < 100'000; ++i) {  // and values in half's range, where rounding matters
-    v.push_back(std::ldexp(static_cast<float>(gen()) * 0x1.0p-32f, static_cast<int>(gen() % 46) - 30));
+    v.push_back(
+        std::ldexp(static_cast<float>(gen()) * 0x1.0p-32f, static_cast<int>(gen() % 46) - 30));
   }
   auto c = MakeCompressor("fp16", v.size());
   Rng rng(1);
@@ -87,8 +100,8 @@ TEST(Fp16, DecodeIsExactForEveryHalf) {
 // Oracle: the nearer of the two bfloat16 neighbours, ties to the even one.
 TEST(Bf16, RoundsToNearestEven) {
   std::vector<float> v = Gaussian(50'000, 3, 1e3f);
-  v.push_back(1.0f + 0x1.0p-8f);        // tie: down to 1 (even)
-  v.push_back(1.0f + 0x1.8p-7f);        // tie: up to 1 + 2^-6 (even)
+  v.push_back(1.0f + 0x1.0p-8f);               // tie: down to 1 (even)
+  v.push_back(1.0f + 0x1.8p-7f);               // tie: up to 1 + 2^-6 (even)
   v.push_back(1.0f + 0x1.0p-8f + 0x1.0p-20f);  // just above the tie: up
   auto c = MakeCompressor("bf16", v.size());
   Rng rng(1);
@@ -98,16 +111,20 @@ TEST(Bf16, RoundsToNearestEven) {
     const std::uint32_t down = u >> 16, up = down + 1;
     const double below = std::fabs(std::bit_cast<float>(down << 16) - static_cast<double>(v[i]));
     const double above = std::fabs(std::bit_cast<float>(up << 16) - static_cast<double>(v[i]));
-    const std::uint32_t expect = below < above ? down : above < below ? up : (down % 2 == 0 ? down : up);
+    const std::uint32_t expect = below < above   ? down
+                                 : above < below ? up
+                                                 : (down % 2 == 0 ? down : up);
     ASSERT_EQ(Half(message, i), expect) << std::hexfloat << v[i];
   }
   std::vector<float> out(v.size());
   c->Decode(message, out);
-  for (std::size_t i = 0; i < v.size(); ++i) EXPECT_LE(std::fabs(out[i] - v[i]), std::fabs(v[i]) * 0x1.0p-8f);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    EXPECT_LE(std::fabs(out[i] - v[i]), std::fabs(v[i]) * 0x1.0p-8f);
 }
 
 TEST(Bf16, OverflowAndNaN) {
-  const std::vector<float> v = {std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
+  const std::vector<float> v = {std::numeric_limits<float>::max(),
+                                -std::numeric_limits<float>::max(),
                                 std::numeric_limits<float>::quiet_NaN(),
                                 std::bit_cast<float>(0x7fffffffu)};  // NaN that would round to inf
   auto c = MakeCompressor("bf16", v.size());
@@ -162,7 +179,8 @@ TEST(Qsgd, VarianceWithinTheQsgdBound) {
           sum_sq += e * e;
         }
         const double mean = sum / kTrials;
-        const double stderr_mean = std::sqrt(std::max(0.0, sum_sq / kTrials - mean * mean) / kTrials);
+        const double stderr_mean =
+            std::sqrt(std::max(0.0, sum_sq / kTrials - mean * mean) / kTrials);
         const double s = (1 << (bits - 1)) - 1;
         const double dd = static_cast<double>(d);
         const double bound = std::min(dd / (s * s), std::sqrt(dd) / s) * testing::Norm2(v);
@@ -266,7 +284,8 @@ TEST(Quant, TinyRangeDoesNotOverflow) {
 TEST(TopK, KeepsTheLargestMagnitudesExactly) {
   const std::size_t d = 1000;
   std::vector<float> v(d);
-  for (std::size_t i = 0; i < d; ++i) v[i] = static_cast<float>(i + 1) * (i % 3 == 0 ? -1.0f : 1.0f);
+  for (std::size_t i = 0; i < d; ++i)
+    v[i] = static_cast<float>(i + 1) * (i % 3 == 0 ? -1.0f : 1.0f);
   std::mt19937 gen(5);
   std::shuffle(v.begin(), v.end(), gen);
   auto c = MakeCompressor("topk:0.05", d);  // k = 50: magnitudes 951..1000
@@ -381,8 +400,8 @@ TEST(Sign, ScaleIsTheMeanMagnitude) {
 // few ulps of everything that went through the residual.
 TEST(ErrorFeedback, DecodedMessagesPlusResidualSumToTheInputs) {
   const std::size_t d = 300;
-  for (const char* spec : {"ef:topk:0.01", "ef:qsgd:8", "ef:quant:4", "ef:sign",
-                           "ef:randk:0.1:unscaled", "ef:bf16"}) {
+  for (const char* spec :
+       {"ef:topk:0.01", "ef:qsgd:8", "ef:quant:4", "ef:sign", "ef:randk:0.1:unscaled", "ef:bf16"}) {
     auto c = MakeCompressor(spec, d);
     Rng rng(2);
     std::vector<double> inputs(d), decoded(d), magnitude(d);

@@ -1,13 +1,13 @@
 // Helpers of the compressor tests: random vectors and one-call encode/decode.
 #pragma once
 
+#include <corral/rng.h>
+
 #include <cstddef>
 #include <random>
 #include <span>
 #include <string_view>
 #include <vector>
-
-#include <corral/rng.h>
 
 #include "engine/src/compress/compressor.h"
 

@@ -16,9 +16,12 @@ class CastCompressor final : public DenseCompressor {
 
   std::string_view spec() const override {
     switch (cast_) {
-      case Cast::kFp32: return "none";
-      case Cast::kFp16: return "fp16";
-      case Cast::kBf16: return "bf16";
+      case Cast::kFp32:
+        return "none";
+      case Cast::kFp16:
+        return "fp16";
+      case Cast::kBf16:
+        return "bf16";
     }
     return "none";
   }
@@ -28,9 +31,12 @@ class CastCompressor final : public DenseCompressor {
   // so |Q(v)-v|^2 <= 2^-2(p+1) |v|^2 (fp16: for |v_k| in its normal range, 2^-14..65504).
   double Delta(std::size_t) const override {
     switch (cast_) {
-      case Cast::kFp32: return 1.0;
-      case Cast::kFp16: return 1.0 - 0x1.0p-22;
-      case Cast::kBf16: return 1.0 - 0x1.0p-16;
+      case Cast::kFp32:
+        return 1.0;
+      case Cast::kFp16:
+        return 1.0 - 0x1.0p-22;
+      case Cast::kBf16:
+        return 1.0 - 0x1.0p-16;
     }
     return 1.0;
   }

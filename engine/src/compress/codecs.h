@@ -6,8 +6,8 @@
 //               the sign (1 = negative), the rest the level 0..s. qsgd:8 = d + 4 bytes.
 //   quant:B     float32 min, float32 max, then d B-bit levels 0..2^B-1 packed LSB-first
 //   randk, topk k uint32 indices, then k float32 values (randk:F already scaled by d/k)
-//   sign        float32 scale |v|_1 / d, then ceil(d/8) bytes of sign bits (LSB-first, 1 = negative)
-//   ef:<inner>  the inner codec's message
+//   sign        float32 scale |v|_1 / d, then ceil(d/8) bytes of sign bits (LSB-first, 1 =
+//   negative) ef:<inner>  the inner codec's message
 //
 // Thread safety: see Compressor (owner-only).
 #pragma once

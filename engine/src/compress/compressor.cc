@@ -1,14 +1,14 @@
 // MakeCompressor (the --compress parser) and what the codecs share.
 #include "engine/src/compress/compressor.h"
 
+#include <corral/error.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
 #include <system_error>
 #include <vector>
-
-#include <corral/error.h>
 
 #include "engine/src/compress/codecs.h"
 #include "engine/src/compress/kernels.h"

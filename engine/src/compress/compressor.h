@@ -6,12 +6,12 @@
 //   fp16, bf16      deterministic round-to-nearest-even casts
 //   qsgd:B          QSGD (Alistarh et al. 2017): 1 sign bit + B-1 bits of level (s = 2^(B-1)-1
 //                   levels), one float norm per message; stochastic, unbiased. B in 2..16.
-//   quant:B         affine min/max quantisation to 2^B levels, same stochastic rounding. B in 2..16.
-//   randk:F         k = max(1, round(F d)) uniformly random coordinates scaled by d/k (unbiased)
-//   randk:F:unscaled  the same k coordinates unscaled (biased; CHOCO's rand_k)
-//   topk:F          the k largest-magnitude coordinates (biased)
-//   sign            sign bits with the scale |v|_1 / d (biased; Karimireddy et al. 2019)
-//   ef:<inner>      error feedback around any of the above (Seide et al. 2014; Stich et al. 2018)
+//   quant:B         affine min/max quantisation to 2^B levels, same stochastic rounding. B
+//   in 2..16. randk:F         k = max(1, round(F d)) uniformly random coordinates scaled by d/k
+//   (unbiased) randk:F:unscaled  the same k coordinates unscaled (biased; CHOCO's rand_k) topk:F
+//   the k largest-magnitude coordinates (biased) sign            sign bits with the scale |v|_1 / d
+//   (biased; Karimireddy et al. 2019) ef:<inner>      error feedback around any of the above (Seide
+//   et al. 2014; Stich et al. 2018)
 // F is in (0, 1]. Wire formats are little-endian (Corral targets little-endian hosts; a
 // static_assert says so) and are described by each codec in engine/src/compress/codecs.h.
 //
@@ -21,12 +21,12 @@
 // so divergence shows up at the receiver instead of being hidden. A zero vector decodes to zero.
 #pragma once
 
+#include <corral/rng.h>
+
 #include <cstddef>
 #include <memory>
 #include <span>
 #include <string_view>
-
-#include <corral/rng.h>
 
 namespace corral::internal {
 
@@ -53,7 +53,8 @@ class Compressor {
   // out = Q(v) from a message of a d-vector, d = out.size().
   virtual void Decode(std::span<const std::byte> in, std::span<float> out) const = 0;
   // acc += scale * Q(v); sparse codecs touch only their k coordinates.
-  virtual void DecodeAdd(std::span<const std::byte> in, float scale, std::span<float> acc) const = 0;
+  virtual void DecodeAdd(std::span<const std::byte> in, float scale,
+                         std::span<float> acc) const = 0;
 };
 
 // Parses a --compress spec; `dim` is the vector length every message will have (scratch is sized

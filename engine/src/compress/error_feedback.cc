@@ -11,11 +11,11 @@
 // e is updated in place: e += v, encode e, then e += -1 * Q(e) through the inner DecodeAdd, so
 // no scratch beyond the residual itself. A non-finite input poisons e, and every later message
 // decodes to NaN (divergence is reported, not hidden).
+#include <corral/error.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include <corral/error.h>
 
 #include "engine/src/compress/codecs.h"
 
@@ -36,10 +36,10 @@ class ErrorFeedbackCompressor final : public Compressor {
   // \pre v.size() == dim (the residual is per coordinate).
   std::size_t Encode(std::span<const float> v, std::span<std::byte> out, Rng& rng) override {
     if (v.size() != residual_.size()) {
-      throw Error(ErrorCode::kBadConfig,
-                  "compressor '" + spec_ + "' keeps a residual of length " +
-                      std::to_string(residual_.size()) + " but got a vector of length " +
-                      std::to_string(v.size()));
+      throw Error(ErrorCode::kBadConfig, "compressor '" + spec_ + "' keeps a residual of length " +
+                                             std::to_string(residual_.size()) +
+                                             " but got a vector of length " +
+                                             std::to_string(v.size()));
     }
     // Checked here too so that a failed Encode leaves the residual untouched.
     CheckEncode(spec_, v.size(), residual_.size(), out.size(), WireBytes(v.size()));

@@ -203,7 +203,8 @@ std::size_t UnpackGroups(const std::byte* in, std::size_t count, std::uint32_t* 
   for (std::size_t g = 0; g < groups; ++g) {
     Word word = 0;
     std::memcpy(&word, in + g * B, B);
-    for (int j = 0; j < 8; ++j) codes[8 * g + j] = static_cast<std::uint32_t>((word >> (j * B)) & kMask);
+    for (int j = 0; j < 8; ++j)
+      codes[8 * g + j] = static_cast<std::uint32_t>((word >> (j * B)) & kMask);
   }
   return groups * 8;
 }

@@ -48,9 +48,7 @@ inline std::uint32_t StochasticLevel(float r, float u, std::uint32_t top) {
 class QsgdCompressor final : public DenseCompressor {
  public:
   explicit QsgdCompressor(int bits)
-      : bits_(bits),
-        levels_((1u << (bits - 1)) - 1),
-        spec_("qsgd:" + std::to_string(bits)) {}
+      : bits_(bits), levels_((1u << (bits - 1)) - 1), spec_("qsgd:" + std::to_string(bits)) {}
 
   std::string_view spec() const override { return spec_; }
   bool unbiased() const override { return true; }
@@ -117,9 +115,7 @@ class QsgdCompressor final : public DenseCompressor {
 class AffineQuantCompressor final : public DenseCompressor {
  public:
   explicit AffineQuantCompressor(int bits)
-      : bits_(bits),
-        top_((1u << bits) - 1),
-        spec_("quant:" + std::to_string(bits)) {}
+      : bits_(bits), top_((1u << bits) - 1), spec_("quant:" + std::to_string(bits)) {}
 
   std::string_view spec() const override { return spec_; }
   bool unbiased() const override { return true; }
@@ -155,7 +151,8 @@ class AffineQuantCompressor final : public DenseCompressor {
       const std::size_t count = std::min(kChunk, d - begin);
       const float* x = v.data() + begin;
       for (std::size_t j = 0; j < count; ++j) {
-        const float r = std::min((x[j] - lo) * scale.pre * scale.to_level, static_cast<float>(top_));
+        const float r =
+            std::min((x[j] - lo) * scale.pre * scale.to_level, static_cast<float>(top_));
         codes[j] = StochasticLevel(r, uniform(static_cast<std::uint32_t>(begin + j)), top_);
       }
       PackCodes(codes, count, bits_, out.data() + 8 + PackedBytes(begin, bits_));
@@ -168,8 +165,8 @@ class AffineQuantCompressor final : public DenseCompressor {
                    std::span<float> out) const override {
     const float lo = LoadF32(in.data());
     const float hi = LoadF32(in.data() + 4);
-    const auto step = static_cast<float>(
-        (static_cast<double>(hi) - static_cast<double>(lo)) / static_cast<double>(top_));
+    const auto step = static_cast<float>((static_cast<double>(hi) - static_cast<double>(lo)) /
+                                         static_cast<double>(top_));
     alignas(64) std::uint32_t codes[kChunk];
     UnpackCodes(in.data() + 8 + PackedBytes(begin, bits_), out.size(), bits_, codes);
     for (std::size_t j = 0; j < out.size(); ++j) {

@@ -19,9 +19,7 @@ class SignCompressor final : public DenseCompressor {
  public:
   std::string_view spec() const override { return "sign"; }
   bool unbiased() const override { return false; }
-  double Delta(std::size_t d) const override {
-    return d == 0 ? 1.0 : 1.0 / static_cast<double>(d);
-  }
+  double Delta(std::size_t d) const override { return d == 0 ? 1.0 : 1.0 / static_cast<double>(d); }
   std::size_t WireBytes(std::size_t d) const override { return 4 + (d + 7) / 8; }
 
   std::size_t Encode(std::span<const float> v, std::span<std::byte> out, Rng&) override {

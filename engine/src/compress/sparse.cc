@@ -6,6 +6,8 @@
 // coordinates. Scaled by d/k it is unbiased with E|Q(v)-v|^2 = (d/k - 1)|v|^2, so tau = d/k and
 // the rescaled operator's delta = k/d; unscaled it is biased with E|Q(v)-v|^2 = (1 - k/d)|v|^2,
 // delta = k/d. top_k keeps the k largest |v_k|: |Q(v)-v|^2 <= (1 - k/d)|v|^2, delta = k/d.
+#include <corral/error.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,8 +16,6 @@
 #include <numeric>
 #include <string>
 #include <vector>
-
-#include <corral/error.h>
 
 #include "engine/src/compress/codecs.h"
 #include "engine/src/compress/kernels.h"
@@ -94,8 +94,8 @@ class RandKCompressor final : public SparseCompressor {
       std::iota(permutation_.begin(), permutation_.begin() + static_cast<std::ptrdiff_t>(d), 0u);
       permutation_d_ = d;
     }
-    const float gain = scaled_ ? static_cast<float>(static_cast<double>(d) / static_cast<double>(k))
-                               : 1.0f;
+    const float gain =
+        scaled_ ? static_cast<float>(static_cast<double>(d) / static_cast<double>(k)) : 1.0f;
     for (std::size_t j = 0; j < k; ++j) {
       std::swap(permutation_[j], permutation_[j + rng.Below(d - j)]);
       const std::uint32_t i = permutation_[j];
