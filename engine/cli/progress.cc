@@ -72,7 +72,16 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
   std::fprintf(out_, "  numa nodes    %d used of %d\n", pl.numa_nodes_used, pl.numa_nodes_total);
   std::fprintf(out_, "  lr            %g%s, decay %g per epoch\n", static_cast<double>(r.lr),
                r.lr_searched ? " (searched)" : "", static_cast<double>(config.lr_decay));
-  std::fprintf(out_, "  epochs        %d\n", last.epoch);
+  std::fprintf(out_, "  epochs        %d (stopped: %s)\n", last.epoch,
+               std::string(ToString(r.stop_reason)).c_str());
+  if (config.target_loss) {
+    if (r.epochs_to_target) {
+      std::fprintf(out_, "  to target     %d epochs, %.2fs of training (objective <= %g)\n",
+                   *r.epochs_to_target, *r.train_s_to_target, *config.target_loss);
+    } else {
+      std::fprintf(out_, "  to target     not reached (objective <= %g)\n", *config.target_loss);
+    }
+  }
   std::fprintf(out_, "  objective     %.6f\n", last.objective);
   std::fprintf(out_, "  train_loss    %.6f\n", last.train_loss);
   if (last.train_acc) std::fprintf(out_, "  train_acc     %.4f\n", *last.train_acc);
@@ -81,6 +90,10 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
   if (last.test_acc) std::fprintf(out_, "  test_acc      %.4f\n", *last.test_acc);
   if (last.test_rmse) std::fprintf(out_, "  test_rmse     %.4f\n", *last.test_rmse);
   std::fprintf(out_, "  samples/s     %s\n", Rate(r.samples_per_s).c_str());
+  if (r.bytes_sent > 0) {
+    std::fprintf(out_, "  bytes sent    %.3g MB (busiest worker %.3g MB)\n",
+                 static_cast<double>(r.bytes_sent) / 1e6, static_cast<double>(r.bytes_sent_max) / 1e6);
+  }
   std::fprintf(out_, "  wall          %.2fs (training %.2fs)\n", r.wall_s, r.train_s);
   std::fprintf(out_, "  peak rss      %.0f MiB\n", r.peak_rss_mb);
   std::fflush(out_);

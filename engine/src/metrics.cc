@@ -24,7 +24,7 @@ void MetricsWriter::Write(const EvalPoint& p) {
       {"wall_s", p.wall_s},         {"virtual_s", p.train_s},
       {"lr", p.lr},                 {"train_loss", p.train_loss},
       {"objective", p.objective},   {"samples_per_s", p.samples_per_s},
-      {"bytes_sent", 0},            {"bytes_sent_max", 0},
+      {"bytes_sent", p.bytes_sent}, {"bytes_sent_max", p.bytes_sent_max},
       {"diverged", p.diverged},
   };
   if (p.train_acc) j["train_acc"] = *p.train_acc;
@@ -52,9 +52,14 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
       {"objective", last.objective},
       {"samples_per_s", r.samples_per_s},
       {"wall_s", r.wall_s},
-      {"bytes_sent", 0},
+      {"bytes_sent", r.bytes_sent},
+      {"bytes_sent_max", r.bytes_sent_max},
       {"peak_rss_mb", r.peak_rss_mb},
+      {"stop_reason", ToString(r.stop_reason)},
+      {"numa_nodes_used", r.placement.numa_nodes_used},
   };
+  if (r.epochs_to_target) j["epochs_to_target"] = *r.epochs_to_target;
+  if (r.train_s_to_target) j["time_to_target_s"] = *r.train_s_to_target;
   if (last.train_acc) j["train_acc"] = *last.train_acc;
   if (last.train_rmse) j["train_rmse"] = *last.train_rmse;
   if (last.test_loss) j["test_loss"] = *last.test_loss;

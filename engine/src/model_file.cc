@@ -57,6 +57,28 @@ ModelInfo FromJson(const nlohmann::json& j) {
   return m;
 }
 
+nlohmann::json ToJson(const TrainingState& t) {
+  return {{"algorithm", ToString(t.algorithm)}, {"threads", t.threads}, {"seed", t.seed},
+          {"lr", t.lr}, {"lr_decay", t.lr_decay}, {"batch", t.batch},
+          {"epochs_done", t.epochs_done}, {"position", t.position}, {"train_s", t.train_s},
+          {"samples", t.samples}};
+}
+
+TrainingState TrainingFromJson(const nlohmann::json& j) {
+  TrainingState t;
+  t.algorithm = ParseAlgorithm(j.at("algorithm").get<std::string>());
+  t.threads = j.at("threads").get<int>();
+  t.seed = j.at("seed").get<std::uint64_t>();
+  t.lr = j.at("lr").get<float>();
+  t.lr_decay = j.at("lr_decay").get<float>();
+  t.batch = j.at("batch").get<int>();
+  t.epochs_done = j.at("epochs_done").get<int>();
+  t.position = j.at("position").get<std::vector<std::uint64_t>>();
+  t.train_s = j.at("train_s").get<double>();
+  t.samples = j.at("samples").get<std::uint64_t>();
+  return t;
+}
+
 [[noreturn]] void Corrupt(const std::string& path, const std::string& what) {
   throw Error(ErrorCode::kBadInput, path + ": not a usable corral model file: " + what);
 }
@@ -74,7 +96,9 @@ T Read(const std::string& bytes, std::size_t& pos, const std::string& path, cons
 }  // namespace
 
 void SaveModel(const std::string& path, const SavedModel& model) {
-  const std::string header = ToJson(model.info).dump();
+  nlohmann::json json = ToJson(model.info);
+  if (model.training) json["training"] = ToJson(*model.training);
+  const std::string header = json.dump();
   std::string bytes(kMagic, sizeof kMagic);
   Append(bytes, kModelFileVersion);
   Append(bytes, static_cast<std::uint32_t>(header.size()));
@@ -135,7 +159,9 @@ SavedModel LoadModel(const std::string& path) {
   }
   SavedModel model;
   try {
-    model.info = FromJson(nlohmann::json::parse(header));
+    const nlohmann::json json = nlohmann::json::parse(header);
+    model.info = FromJson(json);
+    if (json.contains("training")) model.training = TrainingFromJson(json.at("training"));
   } catch (const nlohmann::json::exception& e) {
     Corrupt(path, std::string("bad header: ") + e.what());
   }

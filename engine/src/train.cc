@@ -10,8 +10,10 @@
 
 #include <corral/error.h>
 
+#include "engine/src/buckwild.h"
 #include "engine/src/hogwild.h"
 #include "engine/src/model_registry.h"
+#include "engine/src/sync_sgd.h"
 
 namespace corral {
 namespace {
@@ -29,8 +31,23 @@ Enum ParseName(std::string_view what, std::string_view name,
                   valid + ")");
 }
 
-constexpr std::array<std::pair<std::string_view, Algorithm>, 1> kAlgorithms{{
+constexpr std::array<std::pair<std::string_view, Algorithm>, 5> kAlgorithms{{
     {"hogwild", Algorithm::kHogwild},
+    {"buckwild", Algorithm::kBuckwild},
+    {"locked", Algorithm::kLocked},
+    {"sync", Algorithm::kSync},
+    {"qsgd", Algorithm::kQsgd},
+}};
+constexpr std::array<std::pair<std::string_view, Rounding>, 2> kRoundings{{
+    {"stochastic", Rounding::kStochastic},
+    {"nearest", Rounding::kNearest},
+}};
+constexpr std::array<std::pair<std::string_view, StopReason>, 5> kStopReasons{{
+    {"epochs", StopReason::kEpochs},
+    {"target", StopReason::kTarget},
+    {"time-limit", StopReason::kTimeLimit},
+    {"cancelled", StopReason::kCancelled},
+    {"observer", StopReason::kObserver},
 }};
 constexpr std::array<std::pair<std::string_view, ModelKind>, 6> kModels{{
     {"logistic", ModelKind::kLogistic},
@@ -63,6 +80,9 @@ std::string_view NameOf(Enum value, const std::array<std::pair<std::string_view,
 std::string_view ToString(Algorithm a) { return NameOf(a, kAlgorithms); }
 std::string_view ToString(ModelKind m) { return NameOf(m, kModels); }
 std::string_view ToString(Pin p) { return NameOf(p, kPins); }
+std::string_view ToString(Rounding r) { return NameOf(r, kRoundings); }
+std::string_view ToString(StopReason r) { return NameOf(r, kStopReasons); }
+Rounding ParseRounding(std::string_view name) { return ParseName("rounding", name, kRoundings); }
 Algorithm ParseAlgorithm(std::string_view name) { return ParseName("algorithm", name, kAlgorithms); }
 ModelKind ParseModel(std::string_view name) { return ParseName("model", name, kModels); }
 Pin ParsePin(std::string_view name) { return ParseName("pin policy", name, kPins); }
@@ -80,6 +100,15 @@ void TrainConfig::Validate() const {
   if (!std::isfinite(lr_decay) || lr_decay <= 0 || lr_decay > 1) {
     BadConfig("--lr-decay must be in (0, 1]");
   }
+  if (target_loss && !std::isfinite(*target_loss)) BadConfig("--target-loss must be a finite number");
+  if (!std::isfinite(time_limit_s) || time_limit_s < 0) {
+    BadConfig("--time-limit must be a number of seconds >= 0 (0: no limit)");
+  }
+  if (bits != 8 && bits != 16) BadConfig("--bits must be 8 or 16");
+}
+
+SavedModel ToSavedModel(const TrainResult& result) {
+  return {.info = result.model, .params = result.params, .training = result.state};
 }
 
 namespace internal {
@@ -88,6 +117,37 @@ double PeakRssMb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+template <typename M>
+TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
+                    const TrainConfig& config, int threads, float l2, const TrainObserver& observer) {
+  const bool sync = config.algorithm == Algorithm::kSync || config.algorithm == Algorithm::kQsgd;
+  // One sync step averages every worker's batch: search the step size for that batch.
+  const auto search_batch = static_cast<std::size_t>(config.batch) *
+                            static_cast<std::size_t>(sync ? threads : 1);
+  bool searched = false;
+  RunPlan plan = PlanRun(model, train, config, threads, search_batch, searched);
+  switch (config.algorithm) {
+    case Algorithm::kHogwild:
+      return RunShared<M, HogwildMode<M, false>>(model, test, std::move(plan), searched, l2, observer);
+    case Algorithm::kLocked:
+      return RunShared<M, HogwildMode<M, true>>(model, test, std::move(plan), searched, l2, observer);
+    case Algorithm::kSync:
+    case Algorithm::kQsgd:
+      return RunShared<M, SyncMode<M>>(model, test, std::move(plan), searched, l2, observer);
+    case Algorithm::kBuckwild:
+      if constexpr (requires { &M::L2Weight; }) {
+        if (config.bits == 16) {
+          return RunShared<M, BuckwildMode<M, std::int16_t>>(model, test, std::move(plan), searched, l2, observer);
+        }
+        return RunShared<M, BuckwildMode<M, std::int8_t>>(model, test, std::move(plan), searched, l2, observer);
+      } else {
+        BadConfig("buckwild trains the linear models (logistic, hinge, squared), not " +
+                  std::string(ToString(config.model)));
+      }
+  }
+  BadConfig("unknown algorithm");
 }
 
 }  // namespace internal
@@ -105,7 +165,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
 
   return internal::WithTrainingModel(config, train, l2, [&](const auto& model) {
-    TrainResult result = internal::RunHogwild(model, train, test, config, threads, l2, observer);
+    TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer);
     result.model = internal::Describe(config.model, model, train);
     return result;
   });

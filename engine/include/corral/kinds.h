@@ -6,7 +6,17 @@
 namespace corral {
 
 enum class Algorithm {
-  kHogwild,  // lock-free shared model, relaxed atomic reads and writes (Niu et al. 2011)
+  kHogwild,   // lock-free shared model, relaxed atomic reads and writes (Niu et al. 2011)
+  kBuckwild,  // hogwild on an 8- or 16-bit fixed-point model and dataset (De Sa et al. 2015)
+  kLocked,    // the same loop with one lock around each update (HOGWILD!'s baseline)
+  kSync,      // synchronous mini-batch SGD over all workers (C-PSGD)
+  kQsgd,      // sync with QSGD-quantized gradients (Alistarh et al. 2017)
+};
+
+// How buckwild rounds a value onto its fixed-point grid.
+enum class Rounding {
+  kStochastic,  // unbiased: up with probability equal to the fraction (Buckwild!)
+  kNearest,     // biased: steps below half a quantum are lost
 };
 
 enum class ModelKind {
@@ -28,8 +38,10 @@ enum class Pin {
 std::string_view ToString(Algorithm a);
 std::string_view ToString(ModelKind m);
 std::string_view ToString(Pin p);
+std::string_view ToString(Rounding r);
 Algorithm ParseAlgorithm(std::string_view name);
 ModelKind ParseModel(std::string_view name);
 Pin ParsePin(std::string_view name);
+Rounding ParseRounding(std::string_view name);
 
 }  // namespace corral

@@ -36,9 +36,27 @@ struct ModelInfo {
   std::vector<std::uint64_t> item_ids;  // mf: dense item id -> the id in the ratings file
 };
 
+// Where a training run stopped: what a checkpoint adds to a model, so that a resumed run
+// continues the same schedule (step size, shuffles, stochastic rounding) from there.
+struct TrainingState {
+  Algorithm algorithm = Algorithm::kHogwild;
+  int threads = 0;
+  std::uint64_t seed = 0;
+  float lr = 0;          // initial step size; epoch e runs at lr * lr_decay^e
+  float lr_decay = 1;
+  int batch = 1;
+  int epochs_done = 0;   // complete epochs
+  // Per worker: samples of epoch `epochs_done` already processed (empty at an epoch boundary).
+  // Used when the resumed run has the same thread count; otherwise that epoch restarts.
+  std::vector<std::uint64_t> position;
+  double train_s = 0;    // training time so far
+  std::uint64_t samples = 0;
+};
+
 struct SavedModel {
   ModelInfo info;
   std::vector<float> params;
+  std::optional<TrainingState> training;  // present in files written from a training run
 };
 
 inline constexpr std::uint32_t kModelFileVersion = 1;

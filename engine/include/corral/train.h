@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,18 @@ struct TrainConfig {
   Pin pin = Pin::kCompact;
   // Write one JSON line per evaluation point and a summary line to this file (none if empty).
   std::string metrics_path;
+  // Stop once the objective at an evaluation point is at or below this value.
+  std::optional<double> target_loss;
+  // Stop after this many seconds of training (0: no limit); the epoch running is cut short.
+  double time_limit_s = 0;
+  // Continue the run saved in this model file (written by --save), from where it stopped.
+  std::string resume_path;
+  // buckwild: bits per model and data value (8 or 16).
+  int bits = 8;
+  // buckwild: rounding onto the fixed-point grid, stochastic (unbiased) or nearest.
+  Rounding rounding = Rounding::kStochastic;
+  // qsgd: the gradient compressor (qsgd:B, B bits per coordinate).
+  std::string compress = "qsgd:8";
 
   // Throws corral::Error (kBadConfig) naming the first invalid field.
   void Validate() const;
@@ -69,6 +82,8 @@ struct EvalPoint {
   std::optional<double> test_acc;
   std::optional<double> test_rmse;
   double samples_per_s = 0;    // in the last epoch
+  std::uint64_t bytes_sent = 0;      // by all workers so far (modes that communicate)
+  std::uint64_t bytes_sent_max = 0;  // by the busiest worker so far
   bool diverged = false;       // a loss is NaN or Inf
 };
 
@@ -91,9 +106,24 @@ struct PlacementReport {
   int hardware_threads = 1;
 };
 
+// Why a run ended.
+enum class StopReason {
+  kEpochs,     // all --epochs ran
+  kTarget,     // the objective reached --target-loss
+  kTimeLimit,  // --time-limit ran out
+  kCancelled,  // TrainObserver::stop was requested (Ctrl-C in the CLI)
+  kObserver,   // on_eval returned false
+};
+std::string_view ToString(StopReason r);
+
 struct TrainResult {
   std::vector<float> params;   // the trained model
   ModelInfo model;             // what the parameters mean (for SaveModel)
+  TrainingState state;         // where the run stopped (SaveModel writes it: a checkpoint)
+  StopReason stop_reason = StopReason::kEpochs;
+  // Statistical efficiency: the first evaluation point at or below --target-loss.
+  std::optional<int> epochs_to_target;
+  std::optional<double> train_s_to_target;
   std::vector<EvalPoint> history;
   int threads = 0;
   float l2 = 0;                // the L2 strength used
@@ -104,20 +134,30 @@ struct TrainResult {
   double train_s = 0;
   double samples_per_s = 0;    // over the whole run, evaluation excluded
   double peak_rss_mb = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_sent_max = 0;
   PlacementReport placement;
 };
+
+// The trained model with its training state: SaveModel(path, ToSavedModel(result)) writes a
+// file that `corral eval` reads and `TrainConfig::resume_path` continues.
+SavedModel ToSavedModel(const TrainResult& result);
 
 struct TrainObserver {
   // Called at every evaluation point; return false to stop training after it.
   std::function<bool(const EvalPoint&)> on_eval;
   // Called a few times per second while an epoch runs, from the thread that called Train().
   std::function<void(const Progress&)> on_progress;
+  // Request a stop from any thread: the workers finish their current step within a tenth of a
+  // second, the partial epoch is evaluated, and Train() returns normally (stop_reason kCancelled).
+  std::stop_token stop;
 };
 
 // Trains on `train`, evaluating on `test` too when it is not null. Blocks until done.
 // Throws corral::Error: kBadConfig/kBadInput before training starts, kDiverged when a loss
 // becomes NaN/Inf (after writing that evaluation point to the metrics), kWorkerFailed when a
-// worker threw (after all workers stopped).
+// worker threw (after all workers stopped). A stop through time limit, target or cancellation
+// is a normal return; result.stop_reason says which.
 TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& config,
                   const TrainObserver& observer = {});
 

@@ -41,6 +41,8 @@ class LinearModel {
 
   std::size_t NumParams() const { return l2_weight_.size(); }
   float l2() const { return l2_; }
+  // Coordinate u's sparse L2 weight l2 * n / d_u (what Gradient() reports beside it).
+  float L2Weight(std::size_t u) const { return l2_weight_[u]; }
 
   SparseGrad MakeGrad(const Dataset& data, std::size_t batch) const {
     return SparseGrad(data.max_row_nnz() * batch);

@@ -11,6 +11,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace corral {
@@ -42,6 +43,9 @@ class SparseGrad {
   std::uint32_t index(std::size_t k) const { return index_[k]; }
   float grad(std::size_t k) const { return grad_[k]; }
   float l2(std::size_t k) const { return l2_[k]; }
+  // The data gradients of the entries, writable (a compressor quantizes them in place).
+  std::span<float> grads() { return {grad_.data(), size_}; }
+  std::span<const float> grads() const { return {grad_.data(), size_}; }
 
  private:
   std::vector<std::uint32_t> index_;

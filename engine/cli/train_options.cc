@@ -1,0 +1,123 @@
+#include "train_options.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+
+#include <corral/load.h>
+
+namespace corral::cli {
+namespace {
+
+// W: the SIGINT handler; R: the training thread's callbacks. A lock-free atomic is safe to
+// store from a signal handler; relaxed: the flag carries no other data.
+std::atomic<bool> interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void OnInterrupt(int /*signal*/) { interrupted.store(true, std::memory_order_relaxed); }
+
+// With no --data: the built-in synthetic sparse set, so a fresh install does something real.
+SyntheticSplit DefaultData() {
+  return MakeSyntheticClassification(SyntheticSpec{}, /*test_rows=*/20'000);
+}
+
+}  // namespace
+
+void InstallInterruptHandler() {
+  struct sigaction action {};
+  action.sa_handler = OnInterrupt;
+  action.sa_flags = SA_RESETHAND;  // a second Ctrl-C kills as usual
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+bool Interrupted() { return interrupted.load(std::memory_order_relaxed); }
+
+void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
+  TrainConfig& c = o.config;
+  cmd->add_option("--data", o.data, "Training data file (LIBSVM)");
+  cmd->add_option("--test", o.test, "Test data file, evaluated at every epoch end");
+  cmd->add_option("--format", o.format,
+                  "Data format: auto, libsvm, idx, ratings, csv, cache (auto: by magic number, "
+                  "extension and content)")
+      ->check(CLI::IsMember({"auto", "libsvm", "idx", "ratings", "csv", "cache"}))
+      ->capture_default_str();
+  cmd->add_option("--features", o.features,
+                  "Feature dimension (default: the largest index in the training file)");
+  cmd->add_option("--model", o.model, "Model: logistic, hinge, squared, softmax, mf, mlp")->capture_default_str();
+  cmd->add_option("--l2", o.l2,
+                  "L2 strength: objective = mean loss + (l2/2)|w|^2 (default 1/rows, "
+                  "LIBLINEAR's C=1)");
+  cmd->add_option("--algo", o.algo, "Algorithm: hogwild, buckwild, locked, sync, qsgd")->capture_default_str();
+  cmd->add_option("--threads", c.threads, "Worker threads (0 = all hardware threads)")
+      ->capture_default_str();
+  cmd->add_option("--epochs", c.epochs, "Passes over the training data (the total, when resuming)")
+      ->capture_default_str();
+  cmd->add_option("--batch", c.batch, "Samples per gradient step (per worker for sync, qsgd)")
+      ->capture_default_str();
+  cmd->add_option("--hidden", c.hidden, "Hidden layer widths of mlp, e.g. 256,128")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--rank", c.rank, "Factor rank of mf")->capture_default_str();
+  cmd->add_option("--lr", c.lr, "Initial step size (0 = search on a sample)")
+      ->capture_default_str();
+  cmd->add_option("--lr-decay", c.lr_decay, "Step size multiplier after each epoch")
+      ->capture_default_str();
+  cmd->add_option("--seed", c.seed, "Random seed")->capture_default_str();
+  cmd->add_option("--pin", o.pin, "Thread placement: compact, scatter, none")
+      ->capture_default_str();
+  cmd->add_option("--target-loss", c.target_loss,
+                  "Stop once the objective at an epoch end is at or below this");
+  cmd->add_option("--time-limit", c.time_limit_s,
+                  "Stop after this many seconds of training (0 = none)")
+      ->capture_default_str();
+  cmd->add_option("--bits", c.bits, "buckwild: bits per model and data value, 8 or 16")
+      ->capture_default_str();
+  cmd->add_option("--rounding", o.rounding, "buckwild: stochastic or nearest")
+      ->capture_default_str();
+  cmd->add_option("--compress", c.compress, "qsgd: gradient compressor, qsgd:B")
+      ->capture_default_str();
+  cmd->add_option("--metrics", c.metrics_path, "Write JSON lines metrics to this file");
+  cmd->add_flag("--quiet", o.quiet, "Print only errors");
+}
+
+void ResolveConfig(TrainOptions& o) {
+  TrainConfig& config = o.config;
+  config.algorithm = ParseAlgorithm(o.algo);
+  config.model = ParseModel(o.model);
+  config.pin = ParsePin(o.pin);
+  config.rounding = ParseRounding(o.rounding);
+  config.l2 = o.l2;
+  config.Validate();
+}
+
+TrainData LoadTrainData(const TrainOptions& o) {
+  TrainData d;
+  if (o.data.empty()) {
+    if (!o.quiet) std::fprintf(stderr, "no --data: training on the built-in synthetic set\n");
+    SyntheticSplit split = DefaultData();
+    d.train = std::move(split.train);
+    d.test = std::move(split.test);
+  } else {
+    // Parsing uses every core (threads = 0): it ends before training starts.
+    const LoadOptions load{.format = ParseDataFormat(o.format), .num_features = o.features};
+    d.train = LoadDataset(o.data, load);
+    if (!o.test.empty()) {
+      LoadOptions test_load = load;
+      // A ratings test set keeps the train set's ids; a test file may never reach the train
+      // file's highest index, so it takes the train set's dimension.
+      test_load.ratings_mapping = d.train.ratings_shared();
+      if (d.train.ratings() == nullptr) test_load.num_features = d.train.num_features();
+      d.test = LoadDataset(o.test, test_load);
+    }
+  }
+  if (!o.quiet) {
+    std::fprintf(stderr, "data: %s: %zu rows, %zu features, %zu non-zeros", d.train.name().c_str(),
+                 d.train.rows(), d.train.num_features(), d.train.nnz());
+    if (d.test) std::fprintf(stderr, "; test %s: %zu rows", d.test->name().c_str(), d.test->rows());
+    std::fprintf(stderr, "\n");
+  }
+  return d;
+}
+
+}  // namespace corral::cli

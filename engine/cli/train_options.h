@@ -1,0 +1,49 @@
+// The options `corral train` and `corral scale` share: data, model, algorithm and schedule,
+// parsed into a TrainConfig, and the data they load.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include <corral/corral.h>
+
+namespace corral::cli {
+
+struct TrainOptions {
+  std::string data;
+  std::string test;
+  std::string format = "auto";
+  std::size_t features = 0;
+  std::string algo = "hogwild";
+  std::string model = "logistic";
+  std::string pin = "compact";
+  std::string rounding = "stochastic";
+  std::optional<float> l2;
+  bool quiet = false;
+  TrainConfig config;
+};
+
+// Registers the shared options on `cmd`; `o` must outlive parsing.
+void AddTrainOptions(CLI::App* cmd, TrainOptions& o);
+
+// Turns the parsed spellings into o.config and validates it (throws corral::Error).
+void ResolveConfig(TrainOptions& o);
+
+struct TrainData {
+  Dataset train;
+  std::optional<Dataset> test;
+};
+
+// --data and --test, or the built-in synthetic set when --data is absent. Prints a one-line
+// description unless quiet.
+TrainData LoadTrainData(const TrainOptions& o);
+
+// Ctrl-C: the first SIGINT asks the run to stop (the handler only sets a flag); a second one
+// kills the process as usual.
+void InstallInterruptHandler();
+bool Interrupted();
+
+}  // namespace corral::cli

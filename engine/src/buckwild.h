@@ -1,0 +1,265 @@
+// Buckwild! (De Sa et al. 2015, "Taming the Wild"): HOGWILD! on low-precision numbers.
+//
+// The shared model and the dataset's values are T = int8 or int16 fixed point with one scale
+// each (DMGC: the dataset's precision is where a dense problem's memory traffic goes; 8-bit
+// values move a quarter of fp32's bytes). An update computed in float is rounded back onto
+// the model's grid either stochastically, floor(t + u) with u ~ U[0,1) from a per-thread
+// xorshift (unbiased: E = t, so steps smaller than a quantum still move the model on average),
+// or to nearest, which loses every step below half a quantum (`--rounding nearest`).
+//
+// Races: as in HOGWILD!, workers read and write the shared model without locks. The model is
+// an array of 64-bit words (8 int8 or 4 int16 coordinates each), every access a relaxed
+// std::atomic_ref<uint64_t> load or store (coordinates are moved in and out with memcpy, so no
+// type punning). The dense kernel copies the words into a worker-local array, computes dot
+// product and update there with SIMD, and stores the words back. A sparse update of one
+// coordinate stores its whole word, so it may also undo a concurrent update of a neighbour in
+// that word: a lost update of the kind HOGWILD!'s analysis allows (no read-modify-write atomics).
+// Linear models only (logistic, hinge, squared), as in the paper.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include <corral/linear.h>
+
+#include "engine/src/run_shared.h"
+#include "engine/src/shard_worker.h"
+
+namespace corral::internal {
+
+// Largest |value| of a T on the grid.
+template <typename T>
+inline constexpr float kGridMax = static_cast<float>(std::numeric_limits<T>::max());
+
+// Per-thread uniform numbers for stochastic rounding: 16 xorshift32 lanes stepped together, so
+// the rounding loop vectorises. Not for statistics, only to make rounding unbiased.
+struct RoundingStream {
+  static constexpr std::size_t kLanes = 16;
+  alignas(64) std::uint32_t lane[kLanes];
+  void Seed(Rng& rng) {
+    for (auto& x : lane) x = static_cast<std::uint32_t>(rng() >> 32) | 1u;
+  }
+  // Fills u[0..16) with uniforms in [0, 1).
+  void Next(float* u) {
+    for (std::size_t i = 0; i < kLanes; ++i) {
+      std::uint32_t x = lane[i];
+      x ^= x << 13;
+      x ^= x >> 17;
+      x ^= x << 5;
+      lane[i] = x;
+      u[i] = static_cast<float>(x >> 8) * 0x1.0p-24f;
+    }
+  }
+};
+
+template <typename M, typename T>
+class BuckwildMode;
+
+template <typename Loss, typename T>
+class BuckwildMode<LinearModel<Loss>, T> {
+  using M = LinearModel<Loss>;
+  static_assert(std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int16_t>);
+  static constexpr std::size_t kPerWord = sizeof(std::uint64_t) / sizeof(T);
+
+ public:
+  BuckwildMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
+      : model_(model), plan_(plan), halt_(halt), stochastic_(plan.config.rounding == Rounding::kStochastic),
+        words_((model.NumParams() + kPerWord - 1) / kPerWord, 0),
+        workers_(static_cast<std::size_t>(plan.threads)) {
+    // Data scale: the largest |x| lands on the grid's end.
+    float x_max = 0;
+    for (const float v : plan.train.value()) x_max = std::max(x_max, std::abs(v));
+    x_scale_ = x_max > 0 ? x_max / kGridMax<T> : 1.0f;
+    // Model scale: twice the largest weight a short fp32 probe reaches (or the resumed model
+    // has), so the grid covers the optimum with room to move.
+    float w_max = 0;
+    for (const float v : plan.initial) w_max = std::max(w_max, std::abs(v));
+    if (w_max == 0) w_max = ProbeWeightScale();
+    w_scale_ = 2 * w_max / kGridMax<T>;
+    Rng rng(plan.config.seed, 0xb0c);
+    std::vector<T> grid(words_.size() * kPerWord, 0);
+    for (std::size_t u = 0; u < plan.initial.size(); ++u) {
+      grid[u] = Round(plan.initial[u] / w_scale_, rng.UniformFloat());
+    }
+    std::memcpy(words_.data(), grid.data(), grid.size() * sizeof(T));  // before the workers start
+  }
+
+  void Setup(int w) {
+    Worker& self = workers_[static_cast<std::size_t>(w)];
+    const Dataset& train = plan_.train;
+    self.shard = train.Slice(ShardBegin(train.rows(), w, plan_.threads),
+                             ShardBegin(train.rows(), w + 1, plan_.threads));
+    self.order.resize(self.shard.rows());
+    // The worker quantizes its own shard (first touch: NUMA-local), rounding as configured.
+    Rng rng = EpochRng(plan_.config.seed, -1, w);
+    self.values.resize(self.shard.value().size());
+    for (std::size_t k = 0; k < self.values.size(); ++k) {
+      self.values[k] = Round(self.shard.value()[k] / x_scale_, rng.UniformFloat());
+    }
+    if (self.shard.is_dense()) self.local.resize(words_.size() * kPerWord);
+  }
+
+  void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
+    Worker& self = workers_[static_cast<std::size_t>(w)];
+    self.BeginEpoch(plan_.config.seed, epoch, w, start);
+    self.stream.Seed(self.rng);
+    const float eta = plan_.EpochLr(epoch);
+    for (std::size_t k = start; k < self.order.size(); ++k) {
+      if (halt_.load(std::memory_order_relaxed)) break;
+      const std::uint32_t r = self.order[k];
+      if (self.shard.is_dense()) {
+        DenseStep(self, r, eta);
+      } else {
+        SparseStep(self, r, eta);
+      }
+      ++self.steps;
+      self.position = k + 1;
+      if ((self.steps & 255) == 0) steps.store(self.steps, std::memory_order_relaxed);
+    }
+    steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+  }
+
+  std::uint64_t Position(int w) const { return workers_[static_cast<std::size_t>(w)].position; }
+  std::uint64_t EpochLength(int w) const {
+    return ShardBegin(plan_.train.rows(), w + 1, plan_.threads) -
+           ShardBegin(plan_.train.rows(), w, plan_.threads);
+  }
+  std::uint64_t Samples() const {
+    std::uint64_t total = 0;
+    for (const auto& worker : workers_) total += worker.steps;
+    return total;
+  }
+  void Snapshot(std::span<float> out) const {
+    for (std::size_t u = 0; u < out.size(); ++u) {
+      out[u] = static_cast<float>(Get(u)) * w_scale_;
+    }
+  }
+  std::uint64_t BytesSent() const { return 0; }
+  std::uint64_t BytesSentMax() const { return 0; }
+
+ private:
+  struct Worker : ShardWorker<M> {
+    std::vector<T> values;   // the shard's values on the data grid (index/labels from shard)
+    std::vector<T> local;    // dense kernel: this step's copy of the model
+    RoundingStream stream;
+  };
+
+  // t (in quanta) onto the grid, clamped to the grid's range.
+  T Round(float t, float u) const {
+    const float r = std::floor(t + (stochastic_ ? u : 0.5f));
+    return static_cast<T>(std::clamp(r, -kGridMax<T>, kGridMax<T>));
+  }
+
+  std::uint64_t LoadWord(std::size_t i) const {
+    // const_cast: atomic_ref needs a non-const object; a load does not modify it.
+    return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(words_[i]))
+        .load(std::memory_order_relaxed);
+  }
+  void StoreWord(std::size_t i, std::uint64_t word) {
+    std::atomic_ref<std::uint64_t>(words_[i]).store(word, std::memory_order_relaxed);
+  }
+  T Get(std::size_t u) const {
+    const std::uint64_t word = LoadWord(u / kPerWord);
+    T v;
+    std::memcpy(&v, reinterpret_cast<const char*>(&word) + (u % kPerWord) * sizeof(T), sizeof v);
+    return v;
+  }
+  void Put(std::size_t u, T v) {
+    std::uint64_t word = LoadWord(u / kPerWord);
+    std::memcpy(reinterpret_cast<char*>(&word) + (u % kPerWord) * sizeof(T), &v, sizeof v);
+    StoreWord(u / kPerWord, word);
+  }
+
+  // One serial fp32 pass over up to 10,000 rows at the run's step size: the weights' size.
+  float ProbeWeightScale() const {
+    std::vector<float> w(model_.NumParams(), 0.0f);
+    const Params p(w);
+    SparseGrad g(plan_.train.max_row_nnz());
+    typename M::Workspace ws;
+    const std::size_t rows = std::min<std::size_t>(plan_.train.rows(), 10'000);
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      model_.Gradient(p, plan_.train, std::span<const std::uint32_t>(&r, 1), g, ws);
+      ApplyStep(p, g, plan_.lr);
+    }
+    float w_max = 0;
+    for (const float v : w) w_max = std::max(w_max, std::abs(v));
+    return w_max > 0 ? w_max : 1.0f;
+  }
+
+  // Dense rows: the model moves in 64-bit words through a local copy; dot and update vectorise.
+  void DenseStep(Worker& self, std::uint32_t r, float eta) {
+    const std::size_t d = model_.NumParams();
+    const T* x = self.values.data() + static_cast<std::size_t>(r) * d;
+    T* local = self.local.data();
+    for (std::size_t i = 0; i < words_.size(); ++i) {
+      const std::uint64_t word = LoadWord(i);
+      std::memcpy(local + i * kPerWord, &word, sizeof word);
+    }
+    std::int32_t dot = 0;
+    for (std::size_t j = 0; j < d; ++j) dot += std::int32_t{local[j]} * std::int32_t{x[j]};
+    const float margin = static_cast<float>(dot) * x_scale_ * w_scale_;
+    const float dm = Loss::Derivative(margin, self.shard.Label(r));
+    // In quanta: t = (q - eta*dm*x) / (1 + eta*l2), the proximal step of step.h (d_u = n).
+    const float shrink = 1.0f / (1.0f + eta * model_.L2Weight(0));
+    const float c = eta * dm * x_scale_ / w_scale_;
+    alignas(64) float u[RoundingStream::kLanes];
+    for (std::size_t j0 = 0; j0 < d; j0 += RoundingStream::kLanes) {
+      if (stochastic_) {
+        self.stream.Next(u);
+      } else {
+        std::fill(std::begin(u), std::end(u), 0.5f);
+      }
+      const std::size_t end = std::min(d, j0 + RoundingStream::kLanes);
+      for (std::size_t j = j0; j < end; ++j) {
+        const float t = (static_cast<float>(local[j]) - c * static_cast<float>(x[j])) * shrink;
+        const float q = std::floor(t + u[j - j0]);
+        local[j] = static_cast<T>(std::clamp(q, -kGridMax<T>, kGridMax<T>));
+      }
+    }
+    for (std::size_t i = 0; i < words_.size(); ++i) {
+      std::uint64_t word;
+      std::memcpy(&word, local + i * kPerWord, sizeof word);
+      StoreWord(i, word);
+    }
+  }
+
+  // Sparse rows: per-coordinate relaxed loads and stores of the touched coordinates.
+  void SparseStep(Worker& self, std::uint32_t r, float eta) {
+    const SparseRow row = self.shard.Row(r);
+    const std::uint64_t begin = self.shard.row_ptr()[r];
+    std::int32_t dot = 0;
+    for (std::size_t k = 0; k < row.nnz(); ++k) {
+      const std::uint32_t u = row.index[k];
+      if (u >= model_.NumParams()) continue;
+      dot += std::int32_t{Get(u)} * std::int32_t{self.values[begin + k]};
+    }
+    const float margin = static_cast<float>(dot) * x_scale_ * w_scale_;
+    const float c = eta * Loss::Derivative(margin, self.shard.Label(r)) * x_scale_ / w_scale_;
+    for (std::size_t k = 0; k < row.nnz(); ++k) {
+      const std::uint32_t u = row.index[k];
+      if (u >= model_.NumParams()) continue;
+      const float t = (static_cast<float>(Get(u)) - c * static_cast<float>(self.values[begin + k])) /
+                      (1.0f + eta * model_.L2Weight(u));
+      Put(u, Round(t, self.rng.UniformFloat()));
+    }
+  }
+
+  const M& model_;
+  const RunPlan& plan_;
+  std::atomic<bool>& halt_;
+  bool stochastic_;
+  float x_scale_ = 1;
+  float w_scale_ = 1;
+  // The shared model on its grid: coordinate u is the (u % kPerWord)-th T in word u / kPerWord.
+  // W/R: every worker (relaxed, see the top); the coordinator between epochs.
+  std::vector<std::uint64_t> words_;
+  std::vector<Worker> workers_;
+};
+
+}  // namespace corral::internal

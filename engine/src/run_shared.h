@@ -1,0 +1,285 @@
+// The coordinator loop every shared-model mode runs under: epochs, evaluation, stopping rules,
+// metrics, progress, checkpoints and failure handling. A mode supplies only what its workers do.
+//
+// A Mode has (all but the worker calls run on the coordinator while the workers are parked):
+//   Mode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
+//   void Setup(int w);                                   // worker w's thread, once
+//   void Epoch(int w, int epoch, std::uint64_t start,    // worker w's thread; `start` samples
+//              std::atomic<std::uint64_t>& steps);        //   of the epoch are already done
+//   std::uint64_t Position(int w) const;                 // samples of the epoch done by w
+//   std::uint64_t EpochLength(int w) const;              // samples in w's full epoch
+//   std::uint64_t Samples() const;                       // all samples processed this run
+//   void Snapshot(std::span<float> out) const;           // the model as floats
+//   std::uint64_t BytesSent() const, BytesSentMax() const;
+// Workers stop early (within one step) when `halt` is set: by the coordinator on a time limit
+// or cancellation, or by a failing worker.
+#pragma once
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <corral/error.h>
+#include <corral/rng.h>
+#include <corral/train.h>
+
+#include "engine/src/crew.h"
+#include "engine/src/evaluate.h"
+#include "engine/src/lr_search.h"
+#include "engine/src/metrics.h"
+#include "engine/src/placement.h"
+
+namespace corral::internal {
+
+double PeakRssMb();
+
+// What a mode is built from: the run's resolved settings and starting point.
+struct RunPlan {
+  const Dataset& train;
+  const TrainConfig& config;
+  int threads = 1;
+  float lr = 0;                      // initial step size; epoch e uses lr * lr_decay^e
+  std::vector<float> initial;        // starting parameters
+  int first_epoch = 0;               // resumed runs start later
+  std::vector<std::uint64_t> start;  // per worker, samples of first_epoch already done
+  float EpochLr(int epoch) const {
+    return lr * std::pow(config.lr_decay, static_cast<float>(epoch));
+  }
+};
+
+// Mean loss, objective and accuracy or RMSE of a snapshot, as an evaluation point's fields.
+template <typename M>
+void EvaluateInto(const M& model, std::span<const float> w, const Dataset& train,
+                  const Dataset* test, EvalPoint& p) {
+  const EvalResult on_train = Evaluate(model, w, train);
+  p.train_loss = on_train.loss;
+  p.objective = on_train.loss + model.Regularizer(w);
+  bool finite = std::isfinite(p.objective);
+  if constexpr (M::kTask == Task::kRegression) {
+    p.train_rmse = on_train.rmse;
+  } else {
+    p.train_acc = on_train.accuracy;
+  }
+  if (test != nullptr) {
+    const EvalResult on_test = Evaluate(model, w, *test);
+    p.test_loss = on_test.loss;
+    finite = finite && std::isfinite(on_test.loss);
+    if constexpr (M::kTask == Task::kRegression) {
+      p.test_rmse = on_test.rmse;
+    } else {
+      p.test_acc = on_test.accuracy;
+    }
+  }
+  p.diverged = !finite;
+}
+
+// The run's step size, starting parameters and position: from a checkpoint, or fresh.
+// `search_batch` is the batch one update averages over (sync modes: all workers' batches).
+template <typename M>
+RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config, int threads,
+                std::size_t search_batch, bool& lr_searched) {
+  RunPlan plan{.train = train, .config = config, .threads = threads};
+  lr_searched = false;
+  if (!config.resume_path.empty()) {
+    SavedModel saved = LoadModel(config.resume_path);
+    if (!saved.training) {
+      throw Error(ErrorCode::kBadInput, config.resume_path +
+                                            ": holds no training state (expected a file written by "
+                                            "corral train --save)");
+    }
+    if (saved.info.kind != config.model || saved.params.size() != model.NumParams()) {
+      throw Error(ErrorCode::kBadInput,
+                  config.resume_path + ": holds a " + std::string(ToString(saved.info.kind)) +
+                      " model with " + std::to_string(saved.params.size()) +
+                      " parameters; this run trains a " + std::string(ToString(config.model)) +
+                      " model with " + std::to_string(model.NumParams()));
+    }
+    const TrainingState& s = *saved.training;
+    plan.lr = config.lr > 0 ? config.lr : s.lr;
+    plan.initial = std::move(saved.params);
+    plan.first_epoch = s.epochs_done;
+    // Mid-epoch positions only mean the same rows with the same shards and batch.
+    if (s.threads == threads && s.batch == config.batch && s.seed == config.seed &&
+        s.position.size() == static_cast<std::size_t>(threads)) {
+      plan.start = s.position;
+    }
+  } else {
+    plan.lr = config.lr;
+    if (plan.lr <= 0) {
+      plan.lr = SearchStepSize(model, train, search_batch, config.seed).lr;
+      lr_searched = true;
+    }
+    plan.initial.assign(model.NumParams(), 0.0f);
+    Rng init_rng(config.seed, 0);
+    model.Init(std::span(plan.initial), init_rng);
+  }
+  plan.start.resize(static_cast<std::size_t>(threads), 0);
+  return plan;
+}
+
+template <typename M, typename Mode>
+TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr_searched,
+                      float l2, const TrainObserver& observer) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  const TrainConfig& config = plan.config;
+  const Dataset& train = plan.train;
+  const int threads = plan.threads;
+
+  MetricsWriter metrics(config.metrics_path);
+  TrainResult result;
+  result.threads = threads;
+  result.l2 = l2;
+  result.lr = plan.lr;
+  result.lr_searched = lr_searched;
+
+  // W: coordinator (time limit, cancellation) and a failing worker; R: workers once per step.
+  // relaxed: it carries no data; a worker that sees it one step late does one more step, and
+  // the epoch's end (Crew's semaphores) orders everything the workers wrote.
+  std::atomic<bool> halt{false};
+  Mode mode(model, plan, halt);
+  std::vector<float> snapshot(model.NumParams());
+  const auto guarded = [&halt](auto&& f) {
+    try {
+      f();
+    } catch (...) {
+      halt.store(true, std::memory_order_relaxed);  // stop the other workers within a step
+      throw;
+    }
+  };
+  std::vector<std::uint64_t> epoch_start = plan.start;
+  const auto setup = [&](int w) { guarded([&] { mode.Setup(w); }); };
+  const auto epoch = [&](int w, int e, std::atomic<std::uint64_t>& steps) {
+    guarded([&] { mode.Epoch(w, e, epoch_start[static_cast<std::size_t>(w)], steps); });
+  };
+
+  Placement placement(config.pin, threads);
+  Crew crew(threads, placement, setup, epoch);
+  result.placement = placement.report();
+  if (crew.pinned_workers() < threads) result.placement.pinned = false;
+
+  double train_s = 0;
+  bool diverged = false;
+  mode.Snapshot(snapshot);  // the result, should no epoch run (a finished run resumed)
+  result.state.epochs_done = plan.first_epoch;
+  result.state.position = plan.start;
+  for (int e = plan.first_epoch; e < config.epochs; ++e) {
+    if (observer.stop.stop_requested()) {
+      result.stop_reason = StopReason::kCancelled;
+      break;
+    }
+    if (config.time_limit_s > 0 && train_s >= config.time_limit_s) {
+      result.stop_reason = StopReason::kTimeLimit;
+      break;
+    }
+    const auto epoch_began = Clock::now();
+    const std::uint64_t samples_before = mode.Samples();
+    std::uint64_t epoch_samples = 0;
+    for (int w = 0; w < threads; ++w) epoch_samples += mode.EpochLength(w);
+    const auto tick = [&](std::uint64_t steps) {
+      const double elapsed = seconds_since(epoch_began);
+      if (observer.stop.stop_requested() && !halt.load(std::memory_order_relaxed)) {
+        result.stop_reason = StopReason::kCancelled;
+        halt.store(true, std::memory_order_relaxed);
+      }
+      if (config.time_limit_s > 0 && train_s + elapsed >= config.time_limit_s &&
+          !halt.load(std::memory_order_relaxed)) {
+        result.stop_reason = StopReason::kTimeLimit;
+        halt.store(true, std::memory_order_relaxed);
+      }
+      if (!observer.on_progress) return;
+      const auto done = static_cast<double>(steps - samples_before);
+      observer.on_progress({.epoch = e + 1,
+                            .epochs = config.epochs,
+                            .epoch_fraction = std::min(1.0, done / static_cast<double>(epoch_samples)),
+                            .step = steps,
+                            .wall_s = seconds_since(start),
+                            .samples_per_s = elapsed > 0 ? done / elapsed : 0});
+    };
+    try {
+      crew.RunEpoch(e, tick, config.time_limit_s > 0 ? 20 : 100);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& failure) {
+      throw Error(ErrorCode::kWorkerFailed, std::string("a worker failed: ") + failure.what());
+    } catch (...) {
+      throw Error(ErrorCode::kWorkerFailed, "a worker failed with an unknown exception");
+    }
+    const double epoch_s = seconds_since(epoch_began);
+    train_s += epoch_s;
+
+    bool complete = true;
+    for (int w = 0; w < threads; ++w) complete = complete && mode.Position(w) >= mode.EpochLength(w);
+    result.state.epochs_done = complete ? e + 1 : e;
+    result.state.position.clear();
+    if (!complete) {
+      for (int w = 0; w < threads; ++w) result.state.position.push_back(mode.Position(w));
+    }
+    std::fill(epoch_start.begin(), epoch_start.end(), 0);
+
+    EvalPoint p;
+    p.epoch = e + 1;
+    p.step = mode.Samples();
+    p.train_s = train_s;
+    p.lr = plan.EpochLr(e);
+    p.samples_per_s = static_cast<double>(p.step - samples_before) / epoch_s;
+    p.bytes_sent = mode.BytesSent();
+    p.bytes_sent_max = mode.BytesSentMax();
+    mode.Snapshot(snapshot);  // workers are parked: this is a consistent copy
+    EvaluateInto(model, std::span<const float>(snapshot), train, test, p);
+    p.wall_s = seconds_since(start);
+    metrics.Write(p);
+    result.history.push_back(p);
+    if (p.diverged) {
+      diverged = true;
+      break;
+    }
+    if (config.target_loss && p.objective <= *config.target_loss && !result.epochs_to_target) {
+      result.epochs_to_target = p.epoch;
+      result.train_s_to_target = train_s;
+      result.stop_reason = StopReason::kTarget;
+      break;
+    }
+    if (halt.load(std::memory_order_relaxed)) break;  // time limit or cancellation
+    if (observer.on_eval && !observer.on_eval(p)) {
+      result.stop_reason = StopReason::kObserver;
+      break;
+    }
+  }
+
+  result.samples = mode.Samples();
+  result.train_s = train_s;
+  result.wall_s = seconds_since(start);
+  result.samples_per_s = train_s > 0 ? static_cast<double>(result.samples) / train_s : 0;
+  result.peak_rss_mb = PeakRssMb();
+  result.bytes_sent = mode.BytesSent();
+  result.bytes_sent_max = mode.BytesSentMax();
+  if (diverged) {
+    char lr[32];
+    std::snprintf(lr, sizeof lr, "%g", static_cast<double>(result.lr));
+    throw Error(ErrorCode::kDiverged,
+                "training diverged at epoch " + std::to_string(result.history.back().epoch) +
+                    ": the loss is not finite; try a smaller --lr (this run started at " + lr +
+                    ")");
+  }
+  result.state.algorithm = config.algorithm;
+  result.state.threads = threads;
+  result.state.seed = config.seed;
+  result.state.lr = plan.lr;
+  result.state.lr_decay = config.lr_decay;
+  result.state.batch = config.batch;
+  result.state.train_s = train_s;
+  result.state.samples = result.samples;
+  result.params = std::move(snapshot);
+  metrics.WriteSummary(config, result);
+  return result;
+}
+
+}  // namespace corral::internal

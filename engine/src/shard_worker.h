@@ -1,0 +1,59 @@
+// The per-worker state every shared-model mode starts from: the worker's shard of the rows,
+// its visiting order, gradient buffers and random stream.
+#pragma once
+
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include <corral/dataset.h>
+#include <corral/rng.h>
+
+#include "engine/src/crew.h"
+
+namespace corral::internal {
+
+// Epoch e's random stream for worker w depends only on (seed, e, w): a resumed run replays the
+// uninterrupted run's shuffles and rounding bit for bit without saving generator states.
+inline Rng EpochRng(std::uint64_t seed, int epoch, int worker) {
+  const std::uint64_t mixed = seed ^ (0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(epoch + 1));
+  return Rng(mixed, static_cast<std::uint64_t>(worker) + 1);
+}
+
+// Worker w's contiguous share of `rows` rows.
+inline std::size_t ShardBegin(std::size_t rows, int w, int workers) {
+  return rows * static_cast<std::size_t>(w) / static_cast<std::size_t>(workers);
+}
+
+// Thread safety: owner-only (built and used by its worker; the coordinator reads `position` and
+// `steps` only while the workers are parked between epochs).
+template <typename M>
+struct alignas(kCacheLine) ShardWorker {
+  Dataset shard;
+  std::vector<std::uint32_t> order;
+  std::optional<typename M::Grad> grad;
+  std::optional<typename M::Workspace> workspace;
+  Rng rng;
+  std::uint64_t steps = 0;     // samples processed in all epochs
+  std::uint64_t position = 0;  // samples of the current epoch processed
+
+  // On the worker's own thread (first touch puts the shard on its NUMA node).
+  void Build(const M& model, const Dataset& train, int w, int workers, std::size_t batch) {
+    shard = train.Slice(ShardBegin(train.rows(), w, workers), ShardBegin(train.rows(), w + 1, workers));
+    order.resize(shard.rows());
+    grad.emplace(model.MakeGrad(shard, batch));
+    workspace.emplace(model.MakeWorkspace(batch));
+  }
+
+  // A fresh visiting order for epoch `epoch`, starting `start` samples in (resume).
+  void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start) {
+    std::iota(order.begin(), order.end(), 0u);
+    rng = EpochRng(seed, epoch, w);
+    rng.Shuffle(std::span(order));
+    position = start;
+  }
+};
+
+}  // namespace corral::internal

@@ -1,0 +1,184 @@
+// Synchronous mini-batch SGD over all workers (C-PSGD), and QSGD on top of it.
+//
+// Every step each worker computes the gradient of its own mini-batch at the current model; the
+// average over workers is then reduced without a central lock: worker i owns the coordinates
+// [d*i/n, d*(i+1)/n) and folds every worker's gradient into that slice of the model (a
+// reduce-scatter whose gather is free, since the model is shared memory). One step is thus one
+// update with n*batch samples. `qsgd` first replaces each worker's gradient values by their
+// QSGD quantization (Alistarh et al. 2017), as a worker would send them.
+//
+// Two std::barrier phases per step order it: the gradients (phase A) are complete before anyone
+// reduces, and the model slices (phase B) before anyone computes the next gradient. Within a
+// phase no location has a writer and another accessor, so there is no race. The barrier's
+// completion step (run by one thread while the others wait) decides whether to stop, so every
+// worker leaves the loop at the same step. A worker whose gradient throws drops out of the
+// barrier (arrive_and_drop) after raising `halt`, so the others stop at that same step.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <corral/dense_grad.h>
+#include <corral/sparse_grad.h>
+
+#include "engine/src/compress/compressor.h"
+#include "engine/src/run_shared.h"
+#include "engine/src/shard_worker.h"
+
+namespace corral::internal {
+
+template <typename M>
+class SyncMode {
+ public:
+  SyncMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
+      : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_),
+        workers_(static_cast<std::size_t>(plan.threads)), barrier_(plan.threads, Decide{this}) {
+    std::size_t longest = 0;
+    for (int w = 0; w < plan.threads; ++w) {
+      longest = std::max(longest, ShardBegin(plan.train.rows(), w + 1, plan.threads) -
+                                      ShardBegin(plan.train.rows(), w, plan.threads));
+    }
+    steps_per_epoch_ = (longest + Batch() - 1) / Batch();
+    if (plan.config.algorithm == Algorithm::kQsgd) {
+      MakeCompressor(plan.config.compress, 1);  // reject a bad spec before the workers start
+    }
+  }
+
+  void Setup(int w) {
+    State& self = Worker(w);
+    self.Build(model_, plan_.train, w, plan_.threads, Batch());
+    self.rows.resize(Batch());
+    if (plan_.config.algorithm == Algorithm::kQsgd) {
+      const std::size_t dim = Dim(*self.grad);
+      self.codec = MakeCompressor(plan_.config.compress, dim);
+      self.wire.resize(self.codec->WireBytes(dim));
+    }
+  }
+
+  void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
+    State& self = Worker(w);
+    self.BeginEpoch(plan_.config.seed, epoch, w, start);
+    const float eta = plan_.EpochLr(epoch);
+    const std::size_t batch = Batch();
+    const std::size_t rows = self.order.size();
+    for (std::size_t s = start / batch; s < steps_per_epoch_; ++s) {
+      try {
+        for (std::size_t j = 0; j < batch; ++j) self.rows[j] = self.order[(s * batch + j) % rows];
+        model_.Gradient(w_, self.shard, std::span<const std::uint32_t>(self.rows), *self.grad,
+                        *self.workspace);
+        self.bytes_sent += Send(self);
+      } catch (...) {
+        halt_.store(true, std::memory_order_relaxed);  // before arriving: Decide must see it
+        barrier_.arrive_and_drop();  // the others must not wait for this worker again
+        throw;
+      }
+      barrier_.arrive_and_wait();  // A: every gradient is written
+      if (stop_) break;
+      Reduce(w, eta);
+      barrier_.arrive_and_wait();  // B: the model is updated
+      self.steps += batch;
+      self.position = (s + 1) * batch;
+      steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+    }
+  }
+
+  std::uint64_t Position(int w) const { return Worker(w).position; }
+  std::uint64_t EpochLength(int /*w*/) const { return steps_per_epoch_ * Batch(); }
+  std::uint64_t Samples() const {
+    std::uint64_t total = 0;
+    for (const auto& worker : workers_) total += worker.steps;
+    return total;
+  }
+  void Snapshot(std::span<float> out) const { w_.CopyTo(out); }
+  std::uint64_t BytesSent() const {
+    std::uint64_t total = 0;
+    for (const auto& worker : workers_) total += worker.bytes_sent;
+    return total;
+  }
+  std::uint64_t BytesSentMax() const {
+    std::uint64_t most = 0;
+    for (const auto& worker : workers_) most = std::max(most, worker.bytes_sent);
+    return most;
+  }
+
+ private:
+  struct State : ShardWorker<M> {
+    std::vector<std::uint32_t> rows;        // this step's mini-batch
+    std::unique_ptr<Compressor> codec;      // qsgd only
+    std::vector<std::byte> wire;            // qsgd only: the encoded gradient
+    std::uint64_t bytes_sent = 0;           // what this worker's gradients cost on a wire
+  };
+  // Barrier completion: runs once per phase on one thread, all others waiting.
+  struct Decide {
+    SyncMode* self;
+    void operator()() noexcept { self->stop_ = self->halt_.load(std::memory_order_relaxed); }
+  };
+
+  static std::size_t Dim(const SparseGrad& g) { return g.capacity(); }
+  static std::size_t Dim(const DenseGrad& g) { return g.grad.size(); }
+  static std::span<float> Values(SparseGrad& g) { return g.grads(); }
+  static std::span<float> Values(DenseGrad& g) { return g.grad; }
+
+  // Quantizes the gradient values in place when a codec is set (what the receivers would
+  // decode) and returns the bytes the worker's message costs: values plus, for a sparse
+  // gradient, 4-byte indices.
+  std::size_t Send(State& self) {
+    const std::span<float> values = Values(*self.grad);
+    const std::size_t index_bytes =
+        std::is_same_v<typename M::Grad, SparseGrad> ? values.size() * sizeof(std::uint32_t) : 0;
+    if (!self.codec) return values.size() * sizeof(float) + index_bytes;
+    const std::size_t bytes = self.codec->Encode(values, self.wire, self.rng);
+    self.codec->Decode(std::span<const std::byte>(self.wire.data(), bytes), values);
+    return bytes + index_bytes;
+  }
+
+  // Folds every worker's gradient into worker w's slice of the coordinates.
+  void Reduce(int w, float eta) {
+    const std::size_t d = storage_.size();
+    const std::size_t lo = ShardBegin(d, w, plan_.threads);
+    const std::size_t hi = ShardBegin(d, w + 1, plan_.threads);
+    const float scale = 1.0f / static_cast<float>(plan_.threads);
+    if constexpr (std::is_same_v<typename M::Grad, SparseGrad>) {
+      // Each entry as its own proximal step of size eta/n (step.h): the average over workers.
+      const float step = eta * scale;
+      for (const State& from : workers_) {
+        const SparseGrad& g = *from.grad;
+        for (std::size_t k = 0; k < g.size(); ++k) {
+          const std::uint32_t u = g.index(k);
+          if (u < lo || u >= hi) continue;
+          w_.Store(u, (w_.Load(u) - step * g.grad(k)) / (1.0f + step * g.l2(k)));
+        }
+      }
+    } else {
+      const float shrink = 1.0f / (1.0f + eta * Worker(w).grad->l2);
+      for (std::size_t u = lo; u < hi; ++u) {
+        float sum = 0;
+        for (const State& from : workers_) sum += from.grad->grad[u];
+        w_.Store(u, (w_.Load(u) - eta * scale * sum) * shrink);
+      }
+    }
+  }
+
+  std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
+  State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
+  const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
+
+  const M& model_;
+  const RunPlan& plan_;
+  std::atomic<bool>& halt_;
+  std::vector<float> storage_;
+  Params w_;
+  std::vector<State> workers_;
+  std::size_t steps_per_epoch_ = 0;
+  std::barrier<Decide> barrier_;
+  bool stop_ = false;  // W: barrier completion; R: workers after the barrier (it orders both)
+};
+
+}  // namespace corral::internal

@@ -1,0 +1,73 @@
+// A worker whose model throws: every mode stops all its workers (no hang, also when the
+// others wait at a sync barrier) and reports the error after the join, as kWorkerFailed.
+// White-box: a throwing model goes straight into the engine's runner (custom models reach the
+// public API with the embedding issue).
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <corral/corral.h>
+
+#include "engine/src/hogwild.h"
+#include "engine/src/sync_sgd.h"
+#include "test_data.h"
+
+namespace corral {
+namespace {
+
+// Logistic regression that throws on its `throw_at`-th gradient (counted over all workers).
+class ThrowingModel : public LogisticModel {
+ public:
+  ThrowingModel(const Dataset& train, int throw_at, std::atomic<int>& calls)
+      : LogisticModel(train, 1e-3f), throw_at_(throw_at), calls_(&calls) {}
+
+  void Gradient(Params w, const Dataset& data, std::span<const std::uint32_t> rows,
+                SparseGrad& g, Workspace& ws) const {
+    // relaxed: only the count matters, not its order with anything else.
+    if (calls_->fetch_add(1, std::memory_order_relaxed) == throw_at_) {
+      throw std::runtime_error("boom in the model");
+    }
+    LogisticModel::Gradient(w, data, rows, g, ws);
+  }
+
+ private:
+  int throw_at_;
+  std::atomic<int>* calls_;
+};
+
+template <typename Mode>
+void ExpectWorkerFailure(Algorithm algorithm, int threads) {
+  const SyntheticSplit data = testing::SmallProblem();
+  std::atomic<int> calls{0};
+  const ThrowingModel model(data.train, 2500, calls);
+  const TrainConfig config{.algorithm = algorithm, .threads = threads, .epochs = 20, .lr = 0.1f};
+  bool searched = false;
+  internal::RunPlan plan = internal::PlanRun(model, data.train, config, threads, 1, searched);
+  try {
+    internal::RunShared<ThrowingModel, Mode>(model, nullptr, std::move(plan), searched, 1e-3f, {});
+    FAIL() << "expected the worker's error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kWorkerFailed);
+    EXPECT_NE(std::string(e.what()).find("boom in the model"), std::string::npos) << e.what();
+  }
+  // The run stopped soon after the failure instead of finishing its 20 epochs.
+  EXPECT_LT(calls.load(), 20 * 3000 / 2);
+}
+
+TEST(WorkerFailure, HogwildStopsAndReports) {
+  ExpectWorkerFailure<internal::HogwildMode<ThrowingModel, false>>(Algorithm::kHogwild, 4);
+}
+TEST(WorkerFailure, LockedStopsAndReports) {
+  ExpectWorkerFailure<internal::HogwildMode<ThrowingModel, true>>(Algorithm::kLocked, 4);
+}
+TEST(WorkerFailure, SyncStopsAndReportsWithoutLeavingOthersAtTheBarrier) {
+  ExpectWorkerFailure<internal::SyncMode<ThrowingModel>>(Algorithm::kSync, 4);
+}
+TEST(WorkerFailure, QsgdStopsAndReports) {
+  ExpectWorkerFailure<internal::SyncMode<ThrowingModel>>(Algorithm::kQsgd, 3);
+}
+
+}  // namespace
+}  // namespace corral
