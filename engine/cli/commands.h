@@ -14,5 +14,6 @@ using Action = std::function<int()>;
 Action AddTrainCommand(CLI::App& app);
 Action AddDataCommand(CLI::App& app);
 Action AddEvalCommand(CLI::App& app);
+Action AddTopologyCommand(CLI::App& app);
 
 }  // namespace corral::cli
