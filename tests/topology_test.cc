@@ -277,6 +277,13 @@ TEST(TopologyErrors, BadSpecsNameTheValueAndWhatWasExpected) {
   ExpectConfigError("hierarchical:9", 8, "at most one group per worker");
   ExpectConfigError("ring", 0, "expected at least 1 worker, got 0");
   EXPECT_THROW(ParseMixingWeights("max"), Error);
+  try {
+    Analyze(MakeTopology("ring", kMaxAnalyzedWorkers + 1));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBadConfig);
+    EXPECT_THAT(e.what(), HasSubstr("expected at most 4096"));
+  }
   EXPECT_EQ(ParseMixingWeights("uniform"), MixingWeights::kUniform);
 }
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <numeric>
+#include <string>
 #include <vector>
 
 // GCC 12 reports its own AVX-512 intrinsics, inlined into Eigen's packing code, as "maybe
@@ -15,6 +15,7 @@
 #include <Eigen/Dense>
 #pragma GCC diagnostic pop
 
+#include <corral/error.h>
 #include <corral/topology.h>
 
 namespace corral {
@@ -67,6 +68,11 @@ bool Connected(const Topology& t) {
 
 TopologyReport Analyze(const Topology& t) {
   const int n = t.workers();
+  if (n > kMaxAnalyzedWorkers) {
+    throw Error(ErrorCode::kBadConfig, "topology '" + t.spec() + "': " + std::to_string(n) +
+                                           " workers are too many to analyse densely: expected at most " +
+                                           std::to_string(kMaxAnalyzedWorkers));
+  }
   TopologyReport report{.workers = n, .edges = t.edges(), .period = t.period()};
   report.min_degree = n;
   report.max_degree = 0;

@@ -113,7 +113,7 @@ class Topology {
 //   one-peer-exponential (round t: i mixes with i+2^(t mod ceil(log2 n)), 1/2-1/2),
 //   random-regular:d (seeded, connected), hierarchical (complete inside each group of
 //   options.groups, a ring across the groups' first workers) or hierarchical:G (G equal
-//   contiguous groups), file:PATH (one undirected edge "i j" or "i j w" per line, 0-based
+//   contiguous groups; options.groups is then ignored), file:PATH (one undirected edge "i j" or "i j w" per line, 0-based
 //   worker ids, '#' starts a comment; with weights W_ij = W_ji = w and W_ii = 1 - row sum,
 //   either every line has a weight or none does).
 // Weights follow options.weights except for a file with weights and one-peer-exponential.
@@ -144,8 +144,10 @@ struct TopologyReport {
 };
 
 inline constexpr double kStochasticTolerance = 1e-9;
+inline constexpr int kMaxAnalyzedWorkers = 4096;
 
-// Dense analysis: O(n^3) time and O(n^2) memory; meant for n up to a few thousand.
+// Dense analysis: O(n^3) time and O(n^2) memory (Eigen's SelfAdjointEigenSolver). Throws
+// kBadConfig above kMaxAnalyzedWorkers workers rather than run for minutes.
 TopologyReport Analyze(const Topology& topology);
 
 }  // namespace corral
