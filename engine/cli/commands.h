@@ -15,5 +15,6 @@ Action AddTrainCommand(CLI::App& app);
 Action AddDataCommand(CLI::App& app);
 Action AddEvalCommand(CLI::App& app);
 Action AddScaleCommand(CLI::App& app);
+Action AddTopologyCommand(CLI::App& app);
 
 }  // namespace corral::cli

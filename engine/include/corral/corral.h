@@ -24,5 +24,6 @@
 #include <corral/stats.h>
 #include <corral/step.h>
 #include <corral/synthetic.h>
+#include <corral/topology.h>
 #include <corral/train.h>
 #include <corral/write.h>
