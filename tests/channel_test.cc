@@ -185,8 +185,8 @@ TEST_P(SynchronousRounds, DeliverEveryMessageOnceInOrder) {
 
 INSTANTIATE_TEST_SUITE_P(
     Graphs, SynchronousRounds,
-    testing::Values(RoundsCase{"Ring8OneSlot", false, 8, 1, 1500},
-                    RoundsCase{"Ring16", false, 16, 2, 1500},
+    testing::Values(RoundsCase{"Ring8OneSlot", false, 8, 1, 1000},
+                    RoundsCase{"Ring16", false, 16, 2, 1000},
                     RoundsCase{"Complete8OneSlot", true, 8, 1, 200},
                     RoundsCase{"Complete12", true, 12, 3, 150}),
     [](const testing::TestParamInfo<RoundsCase>& param) { return param.param.name; });

@@ -8,7 +8,7 @@
 // then blocks in the kernel (std::atomic<uint32_t>::wait, a futex on Linux) until the count
 // moves.
 //
-// Memory ordering (why no wake-up is lost). Ring is `change; count.fetch_add(1, release);
+// Memory ordering (why no wake-up is lost). Ring is `change; count.fetch_add(1, seq_cst);
 // count.notify_all()`. The waiter does `v = count.load(acquire); if (ready()) return;
 // count.wait(v)`. The count has one modification order. Either
 //  (a) the waiter's load read the ringer's increment (or a later value; increments are RMWs,
@@ -55,7 +55,10 @@ class alignas(kCacheLine) Doorbell {
 
   // Announces a change the owner may be waiting for. Call after the change is published.
   void Ring() {
-    count_.fetch_add(1, std::memory_order_release);
+    // seq_cst, where release would do for the argument above: libstdc++'s notify skips the
+    // futex wake when its own waiter count (seq_cst) reads zero, a store-buffering handshake
+    // that needs this increment in the single total order too. Same cost on x86 (lock xadd).
+    count_.fetch_add(1, std::memory_order_seq_cst);
     count_.notify_all();
   }
 
@@ -77,7 +80,8 @@ class alignas(kCacheLine) Doorbell {
   }
 
  private:
-  // W: any thread in Ring() (fetch_add, release); R: the owner in WaitUntil (acquire). The
+  // W: any thread in Ring() (fetch_add, seq_cst >= release); R: the owner in WaitUntil
+  // (acquire). The
   // value means nothing; only that it moved. Wrap-around is harmless in practice: a waiter
   // could only sleep through a ring if exactly 2^32 rings fell between its load and its wait.
   std::atomic<std::uint32_t> count_{0};
