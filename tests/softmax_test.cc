@@ -1,5 +1,6 @@
 // SoftmaxModel: gradients against finite differences, class mapping, and convergence.
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -49,6 +50,55 @@ TEST(SoftmaxModel, GradientMatchesFiniteDifferences) {
   for (float& v : w) v = rng.UniformFloat() - 0.5f;
   for (std::uint32_t r = 0; r < 10; ++r) testing::ExpectGradientMatches(model, w, data, {r});
   testing::ExpectGradientMatches(model, w, data, {10, 11, 12, 13, 14, 15});
+}
+
+TEST(SoftmaxModel, WithoutBiasReportsNoBiasGradient) {
+  const Dataset data = ThreeClasses(200, 1);
+  const SoftmaxModel learned(data, 0.02f);
+  const SoftmaxModel none(data, 0.02f, Bias::kNone);
+  ASSERT_EQ(none.bias(), Bias::kNone);
+  ASSERT_EQ(none.NumParams(), learned.NumParams());  // same layout: saved models load alike
+  Rng rng(2);
+  std::vector<float> w(none.NumParams());
+  for (float& v : w) v = rng.UniformFloat() - 0.5f;
+  const std::size_t first_bias = 12u * 3;
+  const auto bias_entries = [&](const SoftmaxModel& model) {
+    auto grad = model.MakeGrad(data, 4);
+    auto ws = model.MakeWorkspace(4);
+    std::vector<float> copy = w;
+    const std::vector<std::uint32_t> rows{0, 1, 2, 3};
+    model.Gradient(Params(copy), data, rows, grad, ws);
+    int count = 0;
+    for (std::size_t k = 0; k < grad.size(); ++k) count += grad.index(k) >= first_bias ? 1 : 0;
+    return count;
+  };
+  EXPECT_EQ(bias_entries(learned), 4 * 3);
+  EXPECT_EQ(bias_entries(none), 0);
+  // The weights' gradient is unchanged.
+  for (std::uint32_t r = 0; r < 5; ++r) testing::ExpectGradientMatches(none, w, data, {r});
+}
+
+TEST(SoftmaxModel, TrainWithoutBiasKeepsTheBiasesAtZero) {
+  const Dataset train = ThreeClasses(600, 4);
+  const TrainResult r = Train(train, nullptr,
+                              {.model = ModelKind::kSoftmax, .l2 = 1e-3f, .threads = 1,
+                               .epochs = 5, .bias = false, .lr = 0.5f});
+  ASSERT_EQ(r.params.size(), 12u * 3 + 3);
+  for (std::size_t c = 0; c < 3; ++c) EXPECT_EQ(r.params[12 * 3 + c], 0.0f) << "class " << c;
+  EXPECT_GT(*r.history.back().train_acc, 0.8);
+}
+
+TEST(SoftmaxModel, NoBiasIsRejectedForModelsWithoutThatChoice) {
+  const Dataset train = ThreeClasses(50, 4);
+  for (const ModelKind kind : {ModelKind::kLogistic, ModelKind::kMlp}) {
+    try {
+      Train(train, nullptr, {.model = kind, .threads = 1, .epochs = 1, .bias = false});
+      FAIL() << "expected an error for " << ToString(kind);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kBadConfig);
+      EXPECT_NE(std::string(e.what()).find("--no-bias"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(SoftmaxModel, ClassMapUsesSortedDistinctLabels) {

@@ -59,6 +59,9 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--rank", c.rank, "Factor rank of mf")->capture_default_str();
+  cmd->add_flag_callback(
+      "--no-bias", [&c] { c.bias = false; },
+      "Keep softmax's per-class and mf's per-user/item biases at 0 (LIBLINEAR's default)");
   cmd->add_option("--lr", c.lr, "Initial step size (0 = search on a sample)")
       ->capture_default_str();
   cmd->add_option("--lr-decay", c.lr_decay, "Step size multiplier after each epoch")

@@ -2,6 +2,7 @@
 // describing a built one. Adding a model touches this file and the ModelKind list.
 #pragma once
 
+#include <string>
 #include <utility>
 
 #include <corral/error.h>
@@ -40,12 +41,20 @@ ModelInfo Describe(ModelKind kind, const M& m, const Dataset& /*train*/) {
 // Calls f(model) with the model of config.model built for training on `train`.
 template <typename F>
 decltype(auto) WithTrainingModel(const TrainConfig& config, const Dataset& train, float l2, F&& f) {
+  const bool takes_bias = config.model == ModelKind::kSoftmax || config.model == ModelKind::kMf;
+  if (!config.bias && !takes_bias) {
+    throw Error(ErrorCode::kBadConfig,
+                "--no-bias applies to models softmax and mf, not '" +
+                    std::string(ToString(config.model)) +
+                    "' (logistic, hinge and squared have no bias; mlp always learns its biases)");
+  }
+  const Bias bias = config.bias ? Bias::kLearned : Bias::kNone;
   switch (config.model) {
     case ModelKind::kLogistic: return f(LogisticModel(train, l2));
     case ModelKind::kHinge: return f(HingeModel(train, l2));
     case ModelKind::kSquared: return f(SquaredModel(train, l2));
-    case ModelKind::kSoftmax: return f(SoftmaxModel(train, l2));
-    case ModelKind::kMf: return f(MfModel(train, config.rank, l2));
+    case ModelKind::kSoftmax: return f(SoftmaxModel(train, l2, bias));
+    case ModelKind::kMf: return f(MfModel(train, config.rank, l2, bias));
     case ModelKind::kMlp: return f(MlpModel(train, config.hidden, l2));
   }
   throw Error(ErrorCode::kBadConfig, "unknown model kind");

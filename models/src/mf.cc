@@ -1,5 +1,6 @@
 #include <corral/mf.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -22,25 +23,42 @@ float MeanLabel(const Dataset& data) {
   return data.rows() > 0 ? static_cast<float>(sum / static_cast<double>(data.rows())) : 0.0f;
 }
 
+// Half-width a of uniform factor entries (variance a^2/3) such that <p, q>, a sum of `rank`
+// products of independent entries, has variance rank * (a^2/3)^2 = `variance`.
+float InitScale(double variance, int rank) {
+  return static_cast<float>(std::sqrt(3.0 * std::sqrt(variance / rank)));
+}
+
 }  // namespace
 
-MfModel::MfModel(std::size_t users, std::size_t items, int rank, float mean, float l2)
+MfModel::MfModel(std::size_t users, std::size_t items, int rank, float mean, float l2,
+                 Bias bias)
     : users_(users),
       items_(items),
       rank_(rank),
       stride_(static_cast<std::size_t>(rank) + 1),
       mean_(mean),
       l2_(l2),
+      bias_(bias),
+      init_scale_(0),
       l2_weight_(users + items, l2) {
   if (rank < 1) throw Error(ErrorCode::kBadConfig, "mf: --rank must be >= 1");
   if (!std::isfinite(l2) || l2 < 0) {
     throw Error(ErrorCode::kBadConfig, "mf: l2 must be a finite number >= 0");
   }
+  init_scale_ = InitScale(1.0, rank);
 }
 
-MfModel::MfModel(const Dataset& train, int rank, float l2)
+MfModel::MfModel(const Dataset& train, int rank, float l2, Bias bias)
     : MfModel(RequireRatings(train).num_users, RequireRatings(train).num_items, rank,
-              MeanLabel(train), l2) {
+              MeanLabel(train), l2, bias) {
+  double sum_sq = 0;
+  for (const float y : train.labels()) sum_sq += (double{y} - mean_) * (double{y} - mean_);
+  const double variance = train.rows() > 0 ? sum_sq / static_cast<double>(train.rows()) : 0.0;
+  // Constant ratings leave nothing for the factors: keep them small but not all equal to 0
+  // (a saddle with zero gradient).
+  constexpr double kFloor = 1e-4;
+  init_scale_ = InitScale(std::max(variance, kFloor), rank);
   std::vector<std::size_t> count(users_ + items_, 0);
   for (std::size_t r = 0; r < train.rows(); ++r) {
     const Pair p = Decode(train, r);
@@ -59,10 +77,9 @@ MfModel::Pair MfModel::Decode(const Dataset& data, std::size_t r) {
 }
 
 void MfModel::Init(std::span<float> w, Rng& rng) const {
-  const float scale = 0.1f / std::sqrt(static_cast<float>(rank_));
   for (std::size_t j = 0; j < users_ + items_; ++j) {
     float* block = w.data() + j * stride_;
-    for (int k = 0; k < rank_; ++k) block[k] = (2 * rng.UniformFloat() - 1) * scale;
+    for (int k = 0; k < rank_; ++k) block[k] = (2 * rng.UniformFloat() - 1) * init_scale_;
     block[rank_] = 0.0f;
   }
 }
@@ -101,6 +118,7 @@ void MfModel::Gradient(Params w, const Dataset& data, std::span<const std::uint3
       g.Push(static_cast<std::uint32_t>(ub + k), e * qi, ureg);
       g.Push(static_cast<std::uint32_t>(ib + k), e * pu, ireg);
     }
+    if (bias_ == Bias::kNone) continue;  // the biases stay at their initial 0
     g.Push(static_cast<std::uint32_t>(ub + rank), e, ureg);
     g.Push(static_cast<std::uint32_t>(ib + rank), e, ireg);
   }

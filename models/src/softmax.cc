@@ -37,17 +37,18 @@ void CheckConfig(const ClassMap& classes, float l2) {
 
 }  // namespace
 
-SoftmaxModel::SoftmaxModel(std::size_t num_features, ClassMap classes, float l2)
+SoftmaxModel::SoftmaxModel(std::size_t num_features, ClassMap classes, float l2, Bias bias)
     : features_(num_features),
       k_(classes.size()),
       classes_(std::move(classes)),
       l2_(l2),
+      bias_(bias),
       l2_weight_(num_features, l2) {
   CheckConfig(classes_, l2);
 }
 
-SoftmaxModel::SoftmaxModel(const Dataset& train, float l2)
-    : SoftmaxModel(train.num_features(), ClassMap::Of(train), l2) {
+SoftmaxModel::SoftmaxModel(const Dataset& train, float l2, Bias bias)
+    : SoftmaxModel(train.num_features(), ClassMap::Of(train), l2, bias) {
   l2_weight_ = internal::SparseL2Weights(train, l2);
 }
 
@@ -88,6 +89,7 @@ void SoftmaxModel::Gradient(Params w, const Dataset& data, std::span<const std::
         g.Push(base + static_cast<std::uint32_t>(c), p[c] * v, reg);
       }
     }
+    if (bias_ == Bias::kNone) continue;  // the biases stay at their initial 0
     for (std::size_t c = 0; c < k_; ++c) {
       g.Push(static_cast<std::uint32_t>(bias + c), p[c], 0.0f);
     }

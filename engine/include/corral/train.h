@@ -39,6 +39,9 @@ struct TrainConfig {
   std::vector<int> hidden = {256, 128};
   // Factor rank of the mf model.
   int rank = 10;
+  // Learn softmax's per-class and mf's per-user and per-item biases; false keeps them at 0
+  // (the other models have none to learn, or always learn theirs: mlp).
+  bool bias = true;
   // Initial step size; 0 picks one by trying a few on a sample of the data (Bottou's SGD).
   float lr = 0;
   // Step size multiplier applied after every epoch (HOGWILD! uses 0.9).

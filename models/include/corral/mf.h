@@ -12,6 +12,20 @@
 //
 // Parameters: users first, each as K factors then its bias (u*(K+1) ...), then items alike.
 //
+// Biases: learned by default (Koren's baseline predictors; real ratings have user and item
+// offsets). Bias::kNone keeps them at 0 and fits mean + <p_u, q_i> only, HOGWILD!'s own Netflix
+// objective. On a planted low-rank set (corral data gen ratings: rating = 3 + <u, v> + noise)
+// the biases are 15,000 extra free parameters with nothing to fit, and they cost held-out RMSE:
+// at the optimum (ALS, l2*n = 1) 0.5541 with biases against 0.5485 without.
+//
+// Init: factors uniform with the spread that makes Var<p_u, q_i> equal the variance of the
+// train ratings around their mean (entries of variance sqrt(var/K)), not a near-zero start.
+// Two reasons, both measured on 900k planted ratings: from near zero (a saddle: the gradient of
+// <p, q> vanishes there) SGD needs its first ~8 epochs to grow the factors; and the step-size
+// search (engine/src/lr_search.h), which scores one pass from the init on a 10k-rating sample,
+// sees none of the curvature |p|^2 + |q|^2 that bounds the stable step once the factors are
+// grown, so without biases it picked 0.5 and the run diverged in epoch 1.
+//
 // Thread safety: immutable after construction.
 #pragma once
 
@@ -35,9 +49,11 @@ class MfModel {
 
   // For training: `train` must be a ratings set; it supplies the sizes, the mean rating and
   // the per-user and per-item frequencies.
-  MfModel(const Dataset& train, int rank, float l2);
-  // For evaluation and prediction: plain L2 weights.
-  MfModel(std::size_t users, std::size_t items, int rank, float mean, float l2);
+  MfModel(const Dataset& train, int rank, float l2, Bias bias = Bias::kLearned);
+  // For evaluation and prediction: plain L2 weights; Init draws factors as if the ratings'
+  // variance were 1.
+  MfModel(std::size_t users, std::size_t items, int rank, float mean, float l2,
+          Bias bias = Bias::kLearned);
 
   std::size_t NumParams() const { return (users_ + items_) * stride_; }
   std::size_t users() const { return users_; }
@@ -45,12 +61,15 @@ class MfModel {
   int rank() const { return rank_; }
   float mean() const { return mean_; }
   float l2() const { return l2_; }
+  Bias bias() const { return bias_; }
+  // Half-width of Init's uniform factor entries.
+  float init_scale() const { return init_scale_; }
 
   SparseGrad MakeGrad(const Dataset& /*data*/, std::size_t batch) const {
     return SparseGrad(batch * 2 * stride_);
   }
   Workspace MakeWorkspace(std::size_t /*batch*/) const { return {}; }
-  // Factors uniform in +-0.1/sqrt(K)... scaled so <p, q> starts near 0; biases 0.
+  // Factors uniform in +-init_scale() (see the header), biases 0.
   void Init(std::span<float> w, Rng& rng) const;
 
   void Gradient(Params w, const Dataset& data, std::span<const std::uint32_t> rows,
@@ -77,6 +96,8 @@ class MfModel {
   std::size_t stride_;  // rank + 1
   float mean_;
   float l2_;
+  Bias bias_;
+  float init_scale_;
   std::vector<float> l2_weight_;  // per user, then per item
 };
 

@@ -25,6 +25,17 @@ enum class Task {
   kRegression,  // labels are targets; RMSE is reported
 };
 
+// Whether a model learns intercepts: softmax's per-class biases, mf's per-user and per-item
+// biases. With kNone the bias coordinates keep their place in the parameter layout but stay at
+// their initial 0 (no gradient is reported for them), so a saved model evaluates the same
+// either way. Why a model would go without: an intercept fits what the training set's rows have
+// in common (softmax: its class frequencies; mf: each user's and item's mean offset), which
+// costs held-out accuracy when the test set does not share it (see the models' headers).
+enum class Bias {
+  kLearned,
+  kNone,
+};
+
 // Sums over evaluated rows; means are formed by the caller.
 struct EvalSums {
   double loss = 0;     // data loss, no regulariser
