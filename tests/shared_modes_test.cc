@@ -25,13 +25,16 @@ struct ModeCase {
   Algorithm algorithm;
   int threads;
   int bits = 8;
+  int model_bits = 16;
   double tolerance = 0.01;  // reached objective <= optimum * (1 + tolerance)
 };
 
 std::string Name(const ::testing::TestParamInfo<ModeCase>& info) {
   std::string name = std::string(ToString(info.param.algorithm)) + "_" +
                      std::to_string(info.param.threads) + "threads";
-  if (info.param.algorithm == Algorithm::kBuckwild) name += "_" + std::to_string(info.param.bits) + "bit";
+  if (info.param.algorithm == Algorithm::kBuckwild) {
+    name += "_data" + std::to_string(info.param.bits) + "_model" + std::to_string(info.param.model_bits);
+  }
   return name;
 }
 
@@ -43,7 +46,7 @@ TEST_P(ModeConverges, ToTheFullBatchOptimum) {
   const double optimum = testing::OptimalObjective(data.train, 1e-2);
   const TrainResult r = Train(data.train, &data.test,
                               {.algorithm = c.algorithm, .l2 = 1e-2f, .threads = c.threads,
-                               .epochs = 30, .seed = 5, .bits = c.bits});
+                               .epochs = 30, .seed = 5, .bits = c.bits, .model_bits = c.model_bits});
   ASSERT_EQ(r.history.size(), 30u);
   const double reached = r.history.back().objective;
   EXPECT_GE(reached, optimum - 1e-6);
@@ -60,7 +63,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ModeCase{Algorithm::kSync, 1}, ModeCase{Algorithm::kSync, 3},
                       ModeCase{Algorithm::kQsgd, 3},
                       ModeCase{Algorithm::kBuckwild, 1, 16}, ModeCase{Algorithm::kBuckwild, 3, 16},
-                      ModeCase{Algorithm::kBuckwild, 3, 8, 0.05}),
+                      ModeCase{Algorithm::kBuckwild, 3, 8},
+                      ModeCase{Algorithm::kBuckwild, 3, 8, 8, 0.05}),
     Name);
 
 TEST(SharedModes, QsgdSendsFewerBytesThanSync) {

@@ -74,7 +74,9 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--time-limit", c.time_limit_s,
                   "Stop after this many seconds of training (0 = none)")
       ->capture_default_str();
-  cmd->add_option("--bits", c.bits, "buckwild: bits per model and data value, 8 or 16")
+  cmd->add_option("--bits", c.bits, "buckwild: bits per dataset value, 8 or 16")
+      ->capture_default_str();
+  cmd->add_option("--model-bits", c.model_bits, "buckwild: bits per model value, 8 or 16")
       ->capture_default_str();
   cmd->add_option("--rounding", o.rounding, "buckwild: stochastic or nearest")
       ->capture_default_str();

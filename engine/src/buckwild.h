@@ -1,7 +1,7 @@
 // Buckwild! (De Sa et al. 2015, "Taming the Wild"): HOGWILD! on low-precision numbers.
 //
-// The shared model and the dataset's values are T = int8 or int16 fixed point with one scale
-// each (DMGC: the dataset's precision is where a dense problem's memory traffic goes; 8-bit
+// The dataset's values (D) and the shared model (T) are int8 or int16 fixed point with one scale
+// each (`--bits` for the data, `--model-bits` for the model) (DMGC: the dataset's precision is where a dense problem's memory traffic goes; 8-bit
 // values move a quarter of fp32's bytes). An update computed in float is rounded back onto
 // the model's grid either stochastically, floor(t + u) with u ~ U[0,1) from a per-thread
 // xorshift (unbiased: E = t, so steps smaller than a quantum still move the model on average),
@@ -58,14 +58,19 @@ struct RoundingStream {
   }
 };
 
-template <typename M, typename T>
+// D: the dataset's values, T: the model's.
+template <typename M, typename D, typename T>
 class BuckwildMode;
 
-template <typename Loss, typename T>
-class BuckwildMode<LinearModel<Loss>, T> {
+template <typename Loss, typename D, typename T>
+class BuckwildMode<LinearModel<Loss>, D, T> {
   using M = LinearModel<Loss>;
   static_assert(std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int16_t>);
+  static_assert(std::is_same_v<D, std::int8_t> || std::is_same_v<D, std::int16_t>);
   static constexpr std::size_t kPerWord = sizeof(std::uint64_t) / sizeof(T);
+  // Dot products of grid values: 8-bit x 8-bit sums fit int32 for any d below 133,000; with a
+  // 16-bit side they do not, and sum in float (every product is exact in float, < 2^24).
+  using Acc = std::conditional_t<sizeof(T) == 1 && sizeof(D) == 1, std::int32_t, float>;
 
  public:
   BuckwildMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
@@ -75,7 +80,7 @@ class BuckwildMode<LinearModel<Loss>, T> {
     // Data scale: the largest |x| lands on the grid's end.
     float x_max = 0;
     for (const float v : plan.train.value()) x_max = std::max(x_max, std::abs(v));
-    x_scale_ = x_max > 0 ? x_max / kGridMax<T> : 1.0f;
+    x_scale_ = x_max > 0 ? x_max / kGridMax<D> : 1.0f;
     // Model scale: twice the largest weight a short fp32 probe reaches (or the resumed model
     // has), so the grid covers the optimum with room to move.
     float w_max = 0;
@@ -85,7 +90,7 @@ class BuckwildMode<LinearModel<Loss>, T> {
     Rng rng(plan.config.seed, 0xb0c);
     std::vector<T> grid(words_.size() * kPerWord, 0);
     for (std::size_t u = 0; u < plan.initial.size(); ++u) {
-      grid[u] = Round(plan.initial[u] / w_scale_, rng.UniformFloat());
+      grid[u] = Round<T>(plan.initial[u] / w_scale_, rng.UniformFloat());
     }
     std::memcpy(words_.data(), grid.data(), grid.size() * sizeof(T));  // before the workers start
   }
@@ -100,7 +105,7 @@ class BuckwildMode<LinearModel<Loss>, T> {
     Rng rng = EpochRng(plan_.config.seed, -1, w);
     self.values.resize(self.shard.value().size());
     for (std::size_t k = 0; k < self.values.size(); ++k) {
-      self.values[k] = Round(self.shard.value()[k] / x_scale_, rng.UniformFloat());
+      self.values[k] = Round<D>(self.shard.value()[k] / x_scale_, rng.UniformFloat());
     }
     if (self.shard.is_dense()) self.local.resize(words_.size() * kPerWord);
   }
@@ -143,17 +148,49 @@ class BuckwildMode<LinearModel<Loss>, T> {
   std::uint64_t BytesSent() const { return 0; }
   std::uint64_t BytesSentMax() const { return 0; }
 
+  // Dynamic fixed point, between epochs (workers parked): if coordinates reached the grid's
+  // end the model outgrew its scale, so double the scale (halving every value with the run's
+  // rounding); if the largest value uses under a quarter of the grid, halve the scale
+  // (doubling every value, exactly). The probe's first scale is a guess from 10,000 rows;
+  // the optimum of a weakly regularised problem can be several times larger.
+  void EndEpoch() {
+    const std::size_t d = model_.NumParams();
+    std::vector<T> grid(words_.size() * kPerWord);
+    std::memcpy(grid.data(), words_.data(), grid.size() * sizeof(T));
+    std::size_t saturated = 0;
+    float largest = 0;
+    for (std::size_t u = 0; u < d; ++u) {
+      const float v = std::abs(static_cast<float>(grid[u]));
+      saturated += v >= kGridMax<T> ? 1 : 0;
+      largest = std::max(largest, v);
+    }
+    float factor = 1;
+    if (saturated > 0) {
+      factor = 0.5f;
+    } else if (largest > 0 && largest < kGridMax<T> / 4) {
+      factor = 2;
+    }
+    if (factor == 1) return;
+    w_scale_ /= factor;
+    Rng rng(plan_.config.seed, 0xb0c + ++rescales_);
+    for (std::size_t u = 0; u < d; ++u) {
+      grid[u] = Round<T>(static_cast<float>(grid[u]) * factor, rng.UniformFloat());
+    }
+    std::memcpy(words_.data(), grid.data(), grid.size() * sizeof(T));
+  }
+
  private:
   struct Worker : ShardWorker<M> {
-    std::vector<T> values;   // the shard's values on the data grid (index/labels from shard)
+    std::vector<D> values;   // the shard's values on the data grid (index/labels from shard)
     std::vector<T> local;    // dense kernel: this step's copy of the model
     RoundingStream stream;
   };
 
-  // t (in quanta) onto the grid, clamped to the grid's range.
-  T Round(float t, float u) const {
+  // t (in quanta) onto V's grid, clamped to the grid's range.
+  template <typename V>
+  V Round(float t, float u) const {
     const float r = std::floor(t + (stochastic_ ? u : 0.5f));
-    return static_cast<T>(std::clamp(r, -kGridMax<T>, kGridMax<T>));
+    return static_cast<V>(std::clamp(r, -kGridMax<V>, kGridMax<V>));
   }
 
   std::uint64_t LoadWord(std::size_t i) const {
@@ -195,14 +232,14 @@ class BuckwildMode<LinearModel<Loss>, T> {
   // Dense rows: the model moves in 64-bit words through a local copy; dot and update vectorise.
   void DenseStep(Worker& self, std::uint32_t r, float eta) {
     const std::size_t d = model_.NumParams();
-    const T* x = self.values.data() + static_cast<std::size_t>(r) * d;
+    const D* x = self.values.data() + static_cast<std::size_t>(r) * d;
     T* local = self.local.data();
     for (std::size_t i = 0; i < words_.size(); ++i) {
       const std::uint64_t word = LoadWord(i);
       std::memcpy(local + i * kPerWord, &word, sizeof word);
     }
-    std::int32_t dot = 0;
-    for (std::size_t j = 0; j < d; ++j) dot += std::int32_t{local[j]} * std::int32_t{x[j]};
+    Acc dot = 0;
+    for (std::size_t j = 0; j < d; ++j) dot += static_cast<Acc>(local[j]) * static_cast<Acc>(x[j]);
     const float margin = static_cast<float>(dot) * x_scale_ * w_scale_;
     const float dm = Loss::Derivative(margin, self.shard.Label(r));
     // In quanta: t = (q - eta*dm*x) / (1 + eta*l2), the proximal step of step.h (d_u = n).
@@ -233,11 +270,11 @@ class BuckwildMode<LinearModel<Loss>, T> {
   void SparseStep(Worker& self, std::uint32_t r, float eta) {
     const SparseRow row = self.shard.Row(r);
     const std::uint64_t begin = self.shard.row_ptr()[r];
-    std::int32_t dot = 0;
+    Acc dot = 0;
     for (std::size_t k = 0; k < row.nnz(); ++k) {
       const std::uint32_t u = row.index[k];
       if (u >= model_.NumParams()) continue;
-      dot += std::int32_t{Get(u)} * std::int32_t{self.values[begin + k]};
+      dot += static_cast<Acc>(Get(u)) * static_cast<Acc>(self.values[begin + k]);
     }
     const float margin = static_cast<float>(dot) * x_scale_ * w_scale_;
     const float c = eta * Loss::Derivative(margin, self.shard.Label(r)) * x_scale_ / w_scale_;
@@ -246,7 +283,7 @@ class BuckwildMode<LinearModel<Loss>, T> {
       if (u >= model_.NumParams()) continue;
       const float t = (static_cast<float>(Get(u)) - c * static_cast<float>(self.values[begin + k])) /
                       (1.0f + eta * model_.L2Weight(u));
-      Put(u, Round(t, self.rng.UniformFloat()));
+      Put(u, Round<T>(t, self.rng.UniformFloat()));
     }
   }
 
@@ -256,6 +293,7 @@ class BuckwildMode<LinearModel<Loss>, T> {
   bool stochastic_;
   float x_scale_ = 1;
   float w_scale_ = 1;
+  std::uint64_t rescales_ = 0;
   // The shared model on its grid: coordinate u is the (u % kPerWord)-th T in word u / kPerWord.
   // W/R: every worker (relaxed, see the top); the coordinator between epochs.
   std::vector<std::uint64_t> words_;

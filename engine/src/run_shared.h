@@ -11,6 +11,7 @@
 //   std::uint64_t Samples() const;                       // all samples processed this run
 //   void Snapshot(std::span<float> out) const;           // the model as floats
 //   std::uint64_t BytesSent() const, BytesSentMax() const;
+//   void EndEpoch();                                     // optional: between epochs
 // Workers stop early (within one step) when `halt` is set: by the coordinator on a time limit
 // or cancellation, or by a failing worker.
 #pragma once
@@ -214,6 +215,7 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
     }
     const double epoch_s = seconds_since(epoch_began);
     train_s += epoch_s;
+    if constexpr (requires { mode.EndEpoch(); }) mode.EndEpoch();
 
     bool complete = true;
     for (int w = 0; w < threads; ++w) complete = complete && mode.Position(w) >= mode.EpochLength(w);

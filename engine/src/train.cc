@@ -105,6 +105,7 @@ void TrainConfig::Validate() const {
     BadConfig("--time-limit must be a number of seconds >= 0 (0: no limit)");
   }
   if (bits != 8 && bits != 16) BadConfig("--bits must be 8 or 16");
+  if (model_bits != 8 && model_bits != 16) BadConfig("--model-bits must be 8 or 16");
 }
 
 SavedModel ToSavedModel(const TrainResult& result) {
@@ -138,10 +139,13 @@ TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
       return RunShared<M, SyncMode<M>>(model, test, std::move(plan), searched, l2, observer);
     case Algorithm::kBuckwild:
       if constexpr (requires { &M::L2Weight; }) {
-        if (config.bits == 16) {
-          return RunShared<M, BuckwildMode<M, std::int16_t>>(model, test, std::move(plan), searched, l2, observer);
-        }
-        return RunShared<M, BuckwildMode<M, std::int8_t>>(model, test, std::move(plan), searched, l2, observer);
+        const auto run = [&]<typename D, typename T>() {
+          return RunShared<M, BuckwildMode<M, D, T>>(model, test, std::move(plan), searched, l2, observer);
+        };
+        if (config.bits == 8 && config.model_bits == 8) return run.template operator()<std::int8_t, std::int8_t>();
+        if (config.bits == 8) return run.template operator()<std::int8_t, std::int16_t>();
+        if (config.model_bits == 8) return run.template operator()<std::int16_t, std::int8_t>();
+        return run.template operator()<std::int16_t, std::int16_t>();
       } else {
         BadConfig("buckwild trains the linear models (logistic, hinge, squared), not " +
                   std::string(ToString(config.model)));
