@@ -17,6 +17,7 @@
 
 #include <corral/step.h>
 
+#include "engine/src/linear_step.h"
 #include "engine/src/run_shared.h"
 #include "engine/src/shard_worker.h"
 
@@ -24,6 +25,8 @@ namespace corral::internal {
 
 template <typename M, bool kLocked>
 class HogwildMode {
+  struct State;
+
  public:
   HogwildMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_),
@@ -34,12 +37,15 @@ class HogwildMode {
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
-    ShardWorker<M>& self = Worker(w);
+    State& self = Worker(w);
     self.BeginEpoch(plan_.config.seed, epoch, w, start);
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
     const std::span<const std::uint32_t> order(self.order);
     constexpr std::uint64_t kReportEvery = 256;
+    if constexpr (kIsLinear<M> && !kLocked) {
+      if (batch == 1) return FusedLinearEpoch(self, eta, start, steps);
+    }
     for (std::size_t k = start; k < order.size(); k += batch) {
       if (halt_.load(std::memory_order_relaxed)) break;
       const std::size_t count = std::min(batch, order.size() - k);
@@ -77,16 +83,42 @@ class HogwildMode {
   std::uint64_t BytesSentMax() const { return 0; }
 
  private:
+  // hogwild of a linear model, one sample per step: linear_step.h's fused loop.
+  void FusedLinearEpoch(State& self, float eta, std::uint64_t start,
+                        std::atomic<std::uint64_t>& steps) {
+    ComputeShrink(model_, eta, self.shrink);
+    const std::span<const std::uint32_t> order(self.order);
+    const std::size_t d = model_.NumParams();
+    constexpr std::size_t kAhead = 8;  // rows: a shuffled epoch misses the cache on every row
+    constexpr std::size_t kChunk = 256;  // samples between halt checks and progress reports
+    for (std::size_t k = start; k < order.size();) {
+      if (halt_.load(std::memory_order_relaxed)) break;
+      const std::size_t end = std::min(order.size(), k + kChunk);
+      for (; k < end; ++k) {
+        if (k + kAhead < order.size()) PrefetchRow(self.shard, order[k + kAhead]);
+        const std::uint32_t r = order[k];
+        LinearStep<typename LossOf<M>::type>(w_, self.shard.Row(r), self.shard.Label(r), eta,
+                                             self.shrink.data(), d);
+      }
+      self.steps += end - self.position;
+      self.position = end;
+      steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+    }
+  }
+
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
-  ShardWorker<M>& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
-  const ShardWorker<M>& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
+  struct State : ShardWorker<M> {
+    std::vector<float> shrink;  // fused linear loop: this epoch's 1 / (1 + eta * l2_u)
+  };
+  State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
+  const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
 
   const M& model_;
   const RunPlan& plan_;
   std::atomic<bool>& halt_;
   std::vector<float> storage_;
   Params w_;
-  std::vector<ShardWorker<M>> workers_;
+  std::vector<State> workers_;
   std::mutex mutex_;  // locked only: held around each gradient and update
 };
 

@@ -27,6 +27,16 @@ inline std::size_t ShardBegin(std::size_t rows, int w, int workers) {
   return rows * static_cast<std::size_t>(w) / static_cast<std::size_t>(workers);
 }
 
+// Asks the memory system for row r's values, indices and label ahead of use. A shuffled epoch
+// visits rows in random order, so without this nearly every row is a cache miss the worker
+// waits for; with it the miss overlaps the samples before it.
+inline void PrefetchRow(const Dataset& data, std::size_t r) {
+  const SparseRow row = data.Row(r);
+  __builtin_prefetch(row.value.data());
+  if (!data.is_dense()) __builtin_prefetch(row.index.data());
+  __builtin_prefetch(&data.labels()[r]);
+}
+
 // Thread safety: owner-only (built and used by its worker; the coordinator reads `position` and
 // `steps` only while the workers are parked between epochs).
 template <typename M>

@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""The shared-model modes side by side, in one run, reported as ratios (issue: shared-model engine).
+
+1. a9a, logistic, 1 thread: Corral hogwild vs scikit-learn's SGDClassifier (log loss, L2 alpha =
+   Corral's l2, no intercept, shuffling on, same epochs), samples/s of training only; Corral's
+   objective against LIBLINEAR's optimum 0.32338 (C=1).
+2. A generated sparse set (200,000 rows, 100,000 features, 20 per row, Zipf 1.1): hogwild at 1
+   and 2 threads, locked, sync and qsgd at 2 threads; samples/s and final objectives.
+3. A generated dense set larger than the caches (100,000 x 2,000, 800 MB as fp32): hogwild fp32
+   vs buckwild with 8-bit data (16-bit model), and the 8-bit model with stochastic vs nearest
+   rounding.
+Every speed is the median of --repeat runs, interleaved so that machine noise hits both sides.
+
+  bench/shared_modes.py --corral build/engine/cli/corral [--data ../shared/data] [--repeat 5]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+LIBLINEAR_A9A = 0.32338  # 10529.6 / 32561: LIBLINEAR's L2 logistic objective, C = 1
+
+
+def corral(binary, *args, metrics):
+    subprocess.run([binary, *args, "--quiet", "--metrics", metrics], check=True)
+    with open(metrics) as f:
+        return json.loads(f.read().splitlines()[-1])
+
+
+def median_runs(repeat, fns):
+    """Runs each function `repeat` times, interleaved; returns the list of results per function."""
+    results = [[] for _ in fns]
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            results[i].append(fn())
+    return results
+
+
+def a9a_vs_sklearn(args, tmp):
+    from sklearn.datasets import load_svmlight_file
+    from sklearn.linear_model import SGDClassifier
+    import numpy as np
+
+    path = os.path.join(args.data, "a9a", "a9a")
+    if not os.path.exists(path):
+        print(f"skip a9a: {path} not found")
+        return
+    x, y = load_svmlight_file(path, n_features=123)
+    rows, l2, epochs = x.shape[0], 3.0712e-5, args.epochs
+
+    def run_sklearn():
+        clf = SGDClassifier(loss="log_loss", alpha=l2, fit_intercept=False, max_iter=epochs,
+                            tol=None, shuffle=True, random_state=1)
+        start = time.perf_counter()
+        clf.fit(x, y)
+        seconds = time.perf_counter() - start
+        margin = x @ clf.coef_.ravel()
+        objective = np.mean(np.logaddexp(0, -y * margin)) + 0.5 * l2 * np.sum(clf.coef_ ** 2)
+        return rows * epochs / seconds, objective
+
+    def run_corral():
+        s = corral(args.corral, "train", "--data", path, "--threads", "1", "--epochs", str(epochs),
+                   "--l2", str(l2), metrics=os.path.join(tmp, "a9a.jsonl"))
+        return s["samples_per_s"], s["objective"]
+
+    sk, co = median_runs(args.repeat, [run_sklearn, run_corral])
+    sk_rate, co_rate = statistics.median(r for r, _ in sk), statistics.median(r for r, _ in co)
+    co_obj = statistics.median(o for _, o in co)
+    print(f"a9a logistic, 1 thread, {epochs} epochs (median of {args.repeat}):")
+    print(f"  sklearn SGDClassifier {sk_rate:12,.0f} samples/s  objective {sk[0][1]:.5f}")
+    print(f"  corral hogwild        {co_rate:12,.0f} samples/s  objective {co_obj:.5f}"
+          f" ({100 * (co_obj / LIBLINEAR_A9A - 1):+.2f}% vs LIBLINEAR)")
+    print(f"  ratio corral/sklearn  {co_rate / sk_rate:.2f}x")
+
+
+def generated_sparse(args, tmp):
+    data = os.path.join(tmp, "zipf.cache")
+    subprocess.run([args.corral, "data", "gen", "classification", "--rows", "200000", "--features",
+                    "100000", "--nnz-per-row", "20", "--zipf", "1.1", "--noise", "0.05", "--out",
+                    data], check=True, stdout=subprocess.DEVNULL)
+    common = ["train", "--data", data, "--epochs", str(args.epochs)]
+
+    def mode(threads, *extra):
+        return lambda: corral(args.corral, *common, "--threads", str(threads), *extra,
+                              metrics=os.path.join(tmp, "zipf.jsonl"))
+
+    runs = median_runs(args.repeat, [mode(1), mode(2), mode(2, "--algo", "locked")])
+    once = [mode(2, "--algo", "sync", "--batch", "8")(), mode(2, "--algo", "qsgd", "--batch", "8")()]
+    rate = [statistics.median(r["samples_per_s"] for r in rs) for rs in runs]
+    obj = [statistics.median(r["objective"] for r in rs) for rs in runs]
+    print(f"generated Zipf 1.1 sparse set, logistic, {args.epochs} epochs (median of {args.repeat}):")
+    for name, r, o in zip(["hogwild 1T", "hogwild 2T", "locked 2T"], rate, obj):
+        print(f"  {name:22s}{r:12,.0f} samples/s  objective {o:.5f}")
+    for name, s in zip(["sync 2T batch 8", "qsgd:8 2T batch 8"], once):
+        print(f"  {name:22s}{s['samples_per_s']:12,.0f} samples/s  objective {s['objective']:.5f}"
+              f"  bytes sent {s['bytes_sent'] / 1e6:.0f} MB")
+    print(f"  hogwild 2T / 1T       {rate[1] / rate[0]:.2f}x samples/s,"
+          f" objective {100 * (obj[1] / obj[0] - 1):+.2f}%")
+    print(f"  locked 2T / hogwild 2T {rate[2] / rate[1]:.2f}x")
+    for name, s in zip(["sync", "qsgd"], once):
+        print(f"  {name} objective vs hogwild 1T {100 * (s['objective'] / obj[0] - 1):+.2f}%")
+
+
+def generated_dense(args, tmp):
+    data = os.path.join(tmp, "dense.cache")
+    subprocess.run([args.corral, "data", "gen", "classification", "--rows", "100000", "--features",
+                    "2000", "--dense", "--out", data], check=True, stdout=subprocess.DEVNULL)
+    common = ["train", "--data", data, "--threads", "2", "--epochs", "5"]
+
+    def mode(*extra):
+        return lambda: corral(args.corral, *common, *extra, metrics=os.path.join(tmp, "dense.jsonl"))
+
+    runs = median_runs(args.repeat, [mode("--algo", "hogwild"), mode("--algo", "buckwild", "--bits", "8")])
+    rate = [statistics.median(r["samples_per_s"] for r in rs) for rs in runs]
+    obj = [statistics.median(r["objective"] for r in rs) for rs in runs]
+    print(f"generated dense set 100,000 x 2,000, logistic, 2 threads, 5 epochs (median of {args.repeat}):")
+    print(f"  hogwild fp32          {rate[0]:12,.0f} samples/s  objective {obj[0]:.5f}")
+    print(f"  buckwild --bits 8     {rate[1]:12,.0f} samples/s  objective {obj[1]:.5f}")
+    print(f"  buckwild / hogwild    {rate[1] / rate[0]:.2f}x samples/s, objective {obj[1] / obj[0]:.4f}x")
+    one = ["train", "--data", data, "--threads", "2", "--epochs", "1", "--lr", "0.25",
+           "--algo", "buckwild", "--model-bits", "8"]
+    sto = corral(args.corral, *one, metrics=os.path.join(tmp, "r.jsonl"))
+    near = corral(args.corral, *one, "--rounding", "nearest", metrics=os.path.join(tmp, "r.jsonl"))
+    print(f"  8-bit model, 1 epoch: stochastic rounding objective {sto['objective']:.5f},"
+          f" nearest {near['objective']:.5f} (log 2 = {0.693147:.5f}: no progress)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corral", default="build/engine/cli/corral")
+    parser.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--only", choices=["a9a", "sparse", "dense"])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.only in (None, "a9a"):
+            a9a_vs_sklearn(args, tmp)
+        if args.only in (None, "sparse"):
+            generated_sparse(args, tmp)
+        if args.only in (None, "dense"):
+            generated_dense(args, tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
