@@ -205,7 +205,7 @@ TEST(Local, ExactAveragesEveryStepConvergeWithIdenticalReplicas) {
                               {.algorithm = Algorithm::kLocal, .l2 = kL2, .threads = 4,
                                .epochs = 20, .batch = 4, .seed = 5, .gossip_every = 1});
   ASSERT_EQ(r.history.size(), 20u);
-  EXPECT_LE(r.history.back().objective, optimum * 1.03) << "optimum " << optimum;
+  EXPECT_LE(r.history.back().objective, optimum * 1.01) << "optimum " << optimum;
   // Every worker sums the same models in the same order: the replicas are bitwise equal.
   for (const EvalPoint& p : r.history) EXPECT_EQ(p.consensus.value(), 0.0) << "epoch " << p.epoch;
 }
