@@ -192,6 +192,19 @@ TEST(Dpsgd, LinkTimeEntersTheVirtualClock) {
   EXPECT_GT(r.history.back().virtual_s, r.history.front().virtual_s);
 }
 
+TEST(Dpsgd, RealtimeLinksHoldMessagesUntilDue) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kDpsgd, .l2 = kL2, .threads = 4,
+                               .epochs = 1, .batch = 64, .lr = 0.2f, .topology = "ring",
+                               .link = "latency=2ms", .link_mode = "realtime"});
+  ASSERT_EQ(r.history.size(), 1u);
+  // Every round waits at least one latency for real; virtual time is then the wall time.
+  const double rounds = std::ceil(750.0 / 64.0);
+  EXPECT_GE(r.history.back().train_s, rounds * 2e-3);
+  EXPECT_EQ(r.history.back().virtual_s, r.history.back().train_s);
+}
+
 TEST(Sync, OnAStarPaysTheCentresSerialisedBroadcast) {
   const SyntheticSplit data = testing::SmallProblem();
   const TrainResult r = Train(data.train, nullptr,
