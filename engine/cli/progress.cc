@@ -49,6 +49,7 @@ void ProgressPrinter::OnEval(const EvalPoint& p, int epochs) {
   if (p.test_loss) std::fprintf(out_, "  test_loss %.6f", *p.test_loss);
   if (p.test_acc) std::fprintf(out_, "  test_acc %.4f", *p.test_acc);
   if (p.test_rmse) std::fprintf(out_, "  test_rmse %.4f", *p.test_rmse);
+  if (p.consensus) std::fprintf(out_, "  consensus %.3g  virtual %.2fs", *p.consensus, p.virtual_s);
   std::fprintf(out_, "  %s samples/s  %.2fs\n", Rate(p.samples_per_s).c_str(), p.wall_s);
   std::fflush(out_);
 }
@@ -95,6 +96,14 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
                  static_cast<double>(r.bytes_sent) / 1e6, static_cast<double>(r.bytes_sent_max) / 1e6);
   }
   std::fprintf(out_, "  wall          %.2fs (training %.2fs)\n", r.wall_s, r.train_s);
+  if (last.consensus) {
+    std::fprintf(out_, "  replicas      %s, %s, consensus %.3g, virtual time %.2fs\n",
+                 config.algorithm == Algorithm::kLocal ? "complete" : config.topology.c_str(),
+                 std::string(ToString(config.algorithm == Algorithm::kLocal
+                                          ? MixOrder::kStepThenMix
+                                          : config.mix_order)).c_str(),
+                 *last.consensus, last.virtual_s);
+  }
   std::fprintf(out_, "  peak rss      %.0f MiB\n", r.peak_rss_mb);
   std::fflush(out_);
 }

@@ -48,7 +48,8 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--l2", o.l2,
                   "L2 strength: objective = mean loss + (l2/2)|w|^2 (default 1/rows, "
                   "LIBLINEAR's C=1)");
-  cmd->add_option("--algo", o.algo, "Algorithm: hogwild, buckwild, locked, sync, qsgd")->capture_default_str();
+  cmd->add_option("--algo", o.algo, "Algorithm: hogwild, buckwild, locked, sync, qsgd, dpsgd, local")
+      ->capture_default_str();
   cmd->add_option("--threads", c.threads, "Worker threads (0 = all hardware threads)")
       ->capture_default_str();
   cmd->add_option("--epochs", c.epochs, "Passes over the training data (the total, when resuming)")
@@ -82,6 +83,25 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
       ->capture_default_str();
   cmd->add_option("--compress", c.compress, "qsgd: gradient compressor, qsgd:B")
       ->capture_default_str();
+  cmd->add_option("--topology", c.topology,
+                  "dpsgd: gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential, "
+                  "one-peer-exponential, random-regular:d, hierarchical[:G], file:PATH (local: "
+                  "always complete; sync with --link: star)")
+      ->capture_default_str();
+  cmd->add_option("--link", c.link,
+                  "dpsgd, local, sync/qsgd on --topology star: emulated links, e.g. "
+                  "latency=5ms,bandwidth=10Mbit[,nic=1Gbit] (default: none)");
+  cmd->add_option("--link-mode", c.link_mode,
+                  "What --link does: virtual (only virtual time moves) or realtime (messages are "
+                  "held until due)")
+      ->capture_default_str();
+  cmd->add_option("--gossip-every", c.gossip_every,
+                  "dpsgd: local steps between gossip rounds; local: steps between exact averages")
+      ->capture_default_str();
+  cmd->add_option("--mix-order", o.mix_order,
+                  "dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i, as in Lian et al. 2017) "
+                  "or step-then-mix")
+      ->capture_default_str();
   cmd->add_option("--metrics", c.metrics_path, "Write JSON lines metrics to this file");
   cmd->add_flag("--quiet", o.quiet, "Print only errors");
 }
@@ -92,6 +112,7 @@ void ResolveConfig(TrainOptions& o) {
   config.model = ParseModel(o.model);
   config.pin = ParsePin(o.pin);
   config.rounding = ParseRounding(o.rounding);
+  config.mix_order = ParseMixOrder(o.mix_order);
   config.l2 = o.l2;
   config.Validate();
 }

@@ -21,6 +21,7 @@ struct TrainOptions {
   std::string model = "logistic";
   std::string pin = "compact";
   std::string rounding = "stochastic";
+  std::string mix_order = "mix-then-step";
   std::optional<float> l2;
   bool quiet = false;
   TrainConfig config;

@@ -21,7 +21,7 @@ void MetricsWriter::Write(const EvalPoint& p) {
   if (!out_.is_open()) return;
   nlohmann::json j = {
       {"epoch", p.epoch},           {"step", p.step},
-      {"wall_s", p.wall_s},         {"virtual_s", p.train_s},
+      {"wall_s", p.wall_s},         {"virtual_s", p.virtual_s},
       {"lr", p.lr},                 {"train_loss", p.train_loss},
       {"objective", p.objective},   {"samples_per_s", p.samples_per_s},
       {"bytes_sent", p.bytes_sent}, {"bytes_sent_max", p.bytes_sent_max},
@@ -32,6 +32,7 @@ void MetricsWriter::Write(const EvalPoint& p) {
   if (p.test_loss) j["test_loss"] = *p.test_loss;
   if (p.test_acc) j["test_acc"] = *p.test_acc;
   if (p.test_rmse) j["test_rmse"] = *p.test_rmse;
+  if (p.consensus) j["consensus"] = *p.consensus;
   // JSON has no NaN: nlohmann writes a NaN loss as null, with "diverged": true beside it.
   out_ << j.dump() << '\n';
   out_.flush();
@@ -52,6 +53,7 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
       {"objective", last.objective},
       {"samples_per_s", r.samples_per_s},
       {"wall_s", r.wall_s},
+      {"virtual_s", last.virtual_s},
       {"bytes_sent", r.bytes_sent},
       {"bytes_sent_max", r.bytes_sent_max},
       {"peak_rss_mb", r.peak_rss_mb},
@@ -65,6 +67,16 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
   if (last.test_loss) j["test_loss"] = *last.test_loss;
   if (last.test_acc) j["test_acc"] = *last.test_acc;
   if (last.test_rmse) j["test_rmse"] = *last.test_rmse;
+  if (config.algorithm == Algorithm::kDpsgd || config.algorithm == Algorithm::kLocal) {
+    // The replica settings that shaped the run (local: always an exact average after a step).
+    const bool local = config.algorithm == Algorithm::kLocal;
+    j["topology"] = local ? "complete" : config.topology;
+    j["mix_order"] = ToString(local ? MixOrder::kStepThenMix : config.mix_order);
+    j["gossip_every"] = config.gossip_every;
+    j["link"] = config.link;
+    j["link_mode"] = config.link_mode;
+    if (last.consensus) j["consensus"] = *last.consensus;
+  }
   out_ << j.dump() << '\n';
   out_.flush();
   if (!out_) throw Error(ErrorCode::kIo, "writing metrics file " + path_ + " failed");

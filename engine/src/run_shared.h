@@ -12,6 +12,9 @@
 //   void Snapshot(std::span<float> out) const;           // the model as floats
 //   std::uint64_t BytesSent() const, BytesSentMax() const;
 //   void EndEpoch();                                     // optional: between epochs
+// and optionally (replica modes; detected with `requires`):
+//   double Consensus() const;                            // (1/n) sum_i |x_i - mean|^2
+//   std::optional<double> VirtualSeconds() const;        // modelled time; nullopt: train_s
 // Workers stop early (within one step) when `halt` is set: by the coordinator on a time limit
 // or cancellation, or by a failing worker.
 #pragma once
@@ -235,6 +238,11 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
     p.bytes_sent = mode.BytesSent();
     p.bytes_sent_max = mode.BytesSentMax();
     mode.Snapshot(snapshot);  // workers are parked: this is a consistent copy
+    p.virtual_s = train_s;
+    if constexpr (requires { mode.VirtualSeconds(); }) {
+      p.virtual_s = mode.VirtualSeconds().value_or(train_s);
+    }
+    if constexpr (requires { mode.Consensus(); }) p.consensus = mode.Consensus();
     EvaluateInto(model, std::span<const float>(snapshot), train, test, p);
     p.wall_s = seconds_since(start);
     metrics.Write(p);

@@ -13,6 +13,13 @@
 // completion step (run by one thread while the others wait) decides whether to stop, so every
 // worker leaves the loop at the same step. A worker whose gradient throws drops out of the
 // barrier (arrive_and_drop) after raising `halt`, so the others stop at that same step.
+//
+// With --link (and --topology star) a step is also costed as a parameter server would pay it
+// (Lian et al. 2017's C-PSGD): each leaf's gradient travels to worker 0 over its link, and
+// worker 0 then sends the model to every leaf through its one NIC, serialised (link.h). The
+// barrier completion advances one shared virtual clock by the slowest worker's compute (thread
+// CPU time) and that communication; virtual_s reports it, so sync and dpsgd compare on one
+// network model. bytes_sent still counts the gradients only.
 #pragma once
 
 #include <algorithm>
@@ -20,6 +27,7 @@
 #include <barrier>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -28,7 +36,9 @@
 #include <corral/dense_grad.h>
 #include <corral/sparse_grad.h>
 
+#include "engine/src/channel/link.h"
 #include "engine/src/compress/compressor.h"
+#include "engine/src/mixing.h"
 #include "engine/src/run_shared.h"
 #include "engine/src/shard_worker.h"
 
@@ -49,6 +59,10 @@ class SyncMode {
     if (plan.config.algorithm == Algorithm::kQsgd) {
       MakeCompressor(plan.config.compress, 1);  // reject a bad spec before the workers start
     }
+    if (!plan.config.link.empty()) {
+      const LinkSpec spec = ParseLinkSpec(plan.config.link);
+      for (int w = 0; w < plan.threads; ++w) links_.emplace_back(spec, plan.threads);
+    }
   }
 
   void Setup(int w) {
@@ -68,12 +82,19 @@ class SyncMode {
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
     const std::size_t rows = self.order.size();
+    self.cpu_mark = ThreadCpuSeconds();
     for (std::size_t s = start / batch; s < steps_per_epoch_; ++s) {
       try {
         for (std::size_t j = 0; j < batch; ++j) self.rows[j] = self.order[(s * batch + j) % rows];
         model_.Gradient(w_, self.shard, std::span<const std::uint32_t>(self.rows), *self.grad,
                         *self.workspace);
-        self.bytes_sent += Send(self);
+        self.last_bytes = Send(self);
+        self.bytes_sent += self.last_bytes;
+        if (!links_.empty()) {
+          const double cpu = ThreadCpuSeconds();
+          self.compute = cpu - self.cpu_mark;  // read by AccountStep after barrier A's arrival
+          self.cpu_mark = cpu;
+        }
       } catch (...) {
         halt_.store(true, std::memory_order_relaxed);  // before arriving: Decide must see it
         barrier_.arrive_and_drop();  // the others must not wait for this worker again
@@ -107,6 +128,11 @@ class SyncMode {
     for (const auto& worker : workers_) most = std::max(most, worker.bytes_sent);
     return most;
   }
+  // With --link: the parameter server's virtual clock; otherwise nullopt (wall time).
+  std::optional<double> VirtualSeconds() const {
+    if (links_.empty()) return std::nullopt;
+    return clock_;
+  }
 
  private:
   struct State : ShardWorker<M> {
@@ -114,12 +140,35 @@ class SyncMode {
     std::unique_ptr<Compressor> codec;      // qsgd only
     std::vector<std::byte> wire;            // qsgd only: the encoded gradient
     std::uint64_t bytes_sent = 0;           // what this worker's gradients cost on a wire
+    std::uint64_t last_bytes = 0;           // this step's gradient message (--link)
+    double compute = 0;                     // this step's thread CPU seconds (--link)
+    double cpu_mark = 0;
   };
   // Barrier completion: runs once per phase on one thread, all others waiting.
   struct Decide {
     SyncMode* self;
-    void operator()() noexcept { self->stop_ = self->halt_.load(std::memory_order_relaxed); }
+    void operator()() noexcept {
+      self->stop_ = self->halt_.load(std::memory_order_relaxed);
+      // Phases alternate A, B; a step is costed once, when its gradients are all written.
+      if (!self->links_.empty() && (self->phase_++ % 2) == 0) self->AccountStep();
+    }
   };
+
+  // The parameter-server step on the links: leaves upload to worker 0, which broadcasts the
+  // model once it has every gradient. Runs in the barrier completion (all workers waiting).
+  void AccountStep() noexcept {
+    const std::uint64_t model_bytes = storage_.size() * sizeof(float);
+    double centre = clock_ + workers_[0].compute;
+    for (std::size_t j = 1; j < workers_.size(); ++j) {
+      const double ready = clock_ + workers_[j].compute;
+      centre = std::max(centre, links_[j].Send(ready, 0, workers_[j].last_bytes));
+    }
+    double done = centre;
+    for (std::size_t j = 1; j < workers_.size(); ++j) {
+      done = std::max(done, links_[0].Send(centre, static_cast<int>(j), model_bytes));
+    }
+    clock_ = done;
+  }
 
   static std::size_t Dim(const SparseGrad& g) { return g.capacity(); }
   static std::size_t Dim(const DenseGrad& g) { return g.grad.size(); }
@@ -179,6 +228,10 @@ class SyncMode {
   std::size_t steps_per_epoch_ = 0;
   std::barrier<Decide> barrier_;
   bool stop_ = false;  // W: barrier completion; R: workers after the barrier (it orders both)
+  // --link only; touched by the barrier completion alone (and the coordinator while parked).
+  std::vector<LinkModel> links_;  // one per worker: its NIC and links
+  double clock_ = 0;              // virtual seconds of the synchronous run
+  std::uint64_t phase_ = 0;       // barrier phases completed
 };
 
 }  // namespace corral::internal

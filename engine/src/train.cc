@@ -11,6 +11,8 @@
 #include <corral/error.h>
 
 #include "engine/src/buckwild.h"
+#include "engine/src/channel/link.h"
+#include "engine/src/dpsgd.h"
 #include "engine/src/hogwild.h"
 #include "engine/src/model_registry.h"
 #include "engine/src/sync_sgd.h"
@@ -31,12 +33,18 @@ Enum ParseName(std::string_view what, std::string_view name,
                   valid + ")");
 }
 
-constexpr std::array<std::pair<std::string_view, Algorithm>, 5> kAlgorithms{{
+constexpr std::array<std::pair<std::string_view, Algorithm>, 7> kAlgorithms{{
     {"hogwild", Algorithm::kHogwild},
     {"buckwild", Algorithm::kBuckwild},
     {"locked", Algorithm::kLocked},
     {"sync", Algorithm::kSync},
     {"qsgd", Algorithm::kQsgd},
+    {"dpsgd", Algorithm::kDpsgd},
+    {"local", Algorithm::kLocal},
+}};
+constexpr std::array<std::pair<std::string_view, MixOrder>, 2> kMixOrders{{
+    {"mix-then-step", MixOrder::kMixThenStep},
+    {"step-then-mix", MixOrder::kStepThenMix},
 }};
 constexpr std::array<std::pair<std::string_view, Rounding>, 2> kRoundings{{
     {"stochastic", Rounding::kStochastic},
@@ -81,6 +89,8 @@ std::string_view ToString(Algorithm a) { return NameOf(a, kAlgorithms); }
 std::string_view ToString(ModelKind m) { return NameOf(m, kModels); }
 std::string_view ToString(Pin p) { return NameOf(p, kPins); }
 std::string_view ToString(Rounding r) { return NameOf(r, kRoundings); }
+std::string_view ToString(MixOrder m) { return NameOf(m, kMixOrders); }
+MixOrder ParseMixOrder(std::string_view name) { return ParseName("mix order", name, kMixOrders); }
 std::string_view ToString(StopReason r) { return NameOf(r, kStopReasons); }
 Rounding ParseRounding(std::string_view name) { return ParseName("rounding", name, kRoundings); }
 Algorithm ParseAlgorithm(std::string_view name) { return ParseName("algorithm", name, kAlgorithms); }
@@ -106,6 +116,23 @@ void TrainConfig::Validate() const {
   }
   if (bits != 8 && bits != 16) BadConfig("--bits must be 8 or 16");
   if (model_bits != 8 && model_bits != 16) BadConfig("--model-bits must be 8 or 16");
+  if (gossip_every < 1) {
+    BadConfig("--gossip-every must be >= 1, got " + std::to_string(gossip_every));
+  }
+  internal::ParseLinkMode(link_mode);  // throws kBadConfig naming the value
+  if (!link.empty()) {
+    internal::ParseLinkSpec(link);
+    const bool sync = algorithm == Algorithm::kSync || algorithm == Algorithm::kQsgd;
+    if (!internal::IsReplicaMode(algorithm) && !sync) {
+      BadConfig("--link applies to dpsgd, local, and sync or qsgd on --topology star, not '" +
+                std::string(ToString(algorithm)) + "'");
+    }
+    if (sync && (topology != "star" || link_mode != "virtual")) {
+      BadConfig("--link with " + std::string(ToString(algorithm)) +
+                " models a parameter server: it needs --topology star and --link-mode virtual "
+                "(got '" + topology + "', '" + link_mode + "')");
+    }
+  }
 }
 
 SavedModel ToSavedModel(const TrainResult& result) {
@@ -137,6 +164,9 @@ TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
     case Algorithm::kSync:
     case Algorithm::kQsgd:
       return RunShared<M, SyncMode<M>>(model, test, std::move(plan), searched, l2, observer);
+    case Algorithm::kDpsgd:
+    case Algorithm::kLocal:
+      return RunShared<M, ReplicaMode<M>>(model, test, std::move(plan), searched, l2, observer);
     case Algorithm::kBuckwild:
       if constexpr (requires { &M::L2Weight; }) {
         const auto run = [&]<typename D, typename T>() {
@@ -167,6 +197,8 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   // Every worker needs at least one row of its own.
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
+  // A bad --topology fails before the step-size search spends time on the data.
+  if (config.algorithm == Algorithm::kDpsgd) MakeTopology(config.topology, threads);
 
   return internal::WithTrainingModel(config, train, l2, [&](const auto& model) {
     TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer);

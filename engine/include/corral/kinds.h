@@ -11,6 +11,14 @@ enum class Algorithm {
   kLocked,    // the same loop with one lock around each update (HOGWILD!'s baseline)
   kSync,      // synchronous mini-batch SGD over all workers (C-PSGD)
   kQsgd,      // sync with QSGD-quantized gradients (Alistarh et al. 2017)
+  kDpsgd,     // decentralized: per-worker replicas gossiping with neighbours (Lian et al. 2017)
+  kLocal,     // local SGD: H local steps between exact averages of the replicas
+};
+
+// D-PSGD's order of the two halves of a round (DESIGN.md §2).
+enum class MixOrder {
+  kMixThenStep,  // x_i <- sum_j W_ij x_j - eta g_i(x_i), as written by Lian et al. 2017
+  kStepThenMix,  // x_i <- sum_j W_ij (x_j - eta g_j(x_j)): neighbours see the stepped model
 };
 
 // How buckwild rounds a value onto its fixed-point grid.
@@ -39,9 +47,11 @@ std::string_view ToString(Algorithm a);
 std::string_view ToString(ModelKind m);
 std::string_view ToString(Pin p);
 std::string_view ToString(Rounding r);
+std::string_view ToString(MixOrder m);
 Algorithm ParseAlgorithm(std::string_view name);
 ModelKind ParseModel(std::string_view name);
 Pin ParsePin(std::string_view name);
 Rounding ParseRounding(std::string_view name);
+MixOrder ParseMixOrder(std::string_view name);
 
 }  // namespace corral

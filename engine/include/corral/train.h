@@ -68,6 +68,23 @@ struct TrainConfig {
   Rounding rounding = Rounding::kStochastic;
   // qsgd: the gradient compressor (qsgd:B, B bits per coordinate).
   std::string compress = "qsgd:8";
+  // dpsgd: the gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential,
+  // one-peer-exponential, random-regular:d, hierarchical[:G], file:PATH (see `corral topology`).
+  // local always averages over the complete graph; sync with --link needs star.
+  std::string topology = "ring";
+  // dpsgd, local, and sync/qsgd on --topology star (costed as a parameter server): emulated
+  // network per directed link, e.g. latency=5ms,bandwidth=10Mbit[,nic=1Gbit]; empty: none
+  // (communication is free, virtual time = compute time).
+  std::string link;
+  // dpsgd, local: what --link does: virtual (moves only the virtual clocks) or realtime (also
+  // holds each message until it is due).
+  std::string link_mode = "virtual";
+  // dpsgd: local steps between gossip exchanges (1: every step, the paper's setting);
+  // local: steps between exact averages (H).
+  int gossip_every = 1;
+  // dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i(x_i), Lian et al. 2017) or
+  // step-then-mix (x_i <- sum_j W_ij (x_j - eta g_j(x_j))).
+  MixOrder mix_order = MixOrder::kMixThenStep;
 
   // Throws corral::Error (kBadConfig) naming the first invalid field.
   void Validate() const;
@@ -91,6 +108,12 @@ struct EvalPoint {
   std::uint64_t bytes_sent = 0;      // by all workers so far (modes that communicate)
   std::uint64_t bytes_sent_max = 0;  // by the busiest worker so far
   bool diverged = false;       // a loss is NaN or Inf
+  // Replica modes' modelled time: the busiest worker's compute time plus its modelled
+  // communication (--link), as if every worker had a core of its own. Other modes (and
+  // --link-mode realtime): train_s.
+  double virtual_s = 0;
+  // Replica modes: (1/n) sum_i |x_i - mean|^2 over the workers' replicas.
+  std::optional<double> consensus;
 };
 
 // Progress inside an epoch, reported a few times per second.

@@ -1,0 +1,348 @@
+// The replica modes (dpsgd, local): convergence to the full-batch optimum on several
+// topologies and both mix orders, pure gossip at the rate the spectral gap predicts, exact
+// averages for local SGD, bytes and virtual time as modelled, and failures and stops that
+// never leave a worker waiting. More workers than cores on purpose.
+// White-box where a test needs a hook (different starting replicas, a throwing model): the
+// mode goes straight into the engine's runner.
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <corral/corral.h>
+#include <corral/topology.h>
+
+#include "engine/src/dpsgd.h"
+#include "engine/src/mixing.h"
+#include "logistic_oracle.h"
+#include "test_data.h"
+
+namespace corral {
+namespace {
+
+constexpr float kL2 = 1e-2f;
+
+// The full-batch optimum of SmallProblem(), computed once: the oracle dominates a test's time
+// under the sanitizers.
+double SmallProblemOptimum() {
+  static const double optimum = testing::OptimalObjective(testing::SmallProblem().train, kL2);
+  return optimum;
+}
+
+struct DpsgdCase {
+  int workers;
+  const char* topology;
+  MixOrder order;
+};
+
+std::string Name(const ::testing::TestParamInfo<DpsgdCase>& info) {
+  std::string name = std::string(info.param.topology) + "_" + std::to_string(info.param.workers) +
+                     "workers_" + std::string(ToString(info.param.order));
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
+class DpsgdConverges : public ::testing::TestWithParam<DpsgdCase> {};
+
+TEST_P(DpsgdConverges, ToTheFullBatchOptimum) {
+  const DpsgdCase& c = GetParam();
+  const SyntheticSplit data = testing::SmallProblem();
+  const double optimum = SmallProblemOptimum();
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kDpsgd, .l2 = kL2, .threads = c.workers,
+                               .epochs = 20, .batch = 4, .seed = 5, .topology = c.topology,
+                               .mix_order = c.order});
+  ASSERT_EQ(r.history.size(), 20u);
+  const double reached = r.history.back().objective;
+  EXPECT_GE(reached, optimum - 1e-6);
+  EXPECT_LE(reached, optimum * 1.01) << "optimum " << optimum;
+  // The reported objective is the objective of the returned parameters (the replicas' mean).
+  const std::vector<double> w(r.params.begin(), r.params.end());
+  EXPECT_NEAR(testing::Objective(data.train, w, kL2), reached, 1e-5);
+  ASSERT_TRUE(r.history.front().consensus.has_value());
+  if (std::string(c.topology) == "complete" && c.order == MixOrder::kStepThenMix) {
+    // W = 11^T/n applied last: every replica is the same average, summed in the same order.
+    EXPECT_EQ(*r.history.back().consensus, 0.0);
+  } else {
+    // The replicas disagree a little (steps of size eta), and agree better as eta decays.
+    EXPECT_GT(*r.history.front().consensus, 0.0);
+    EXPECT_LT(*r.history.back().consensus, *r.history.front().consensus);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Topologies, DpsgdConverges,
+    ::testing::Values(DpsgdCase{4, "ring", MixOrder::kMixThenStep},
+                      DpsgdCase{4, "ring", MixOrder::kStepThenMix},
+                      DpsgdCase{8, "ring", MixOrder::kMixThenStep},
+                      DpsgdCase{8, "ring", MixOrder::kStepThenMix},
+                      DpsgdCase{4, "complete", MixOrder::kMixThenStep},
+                      DpsgdCase{8, "complete", MixOrder::kStepThenMix}),
+    Name);
+
+// D-PSGD whose workers start from different random replicas (a test hook on Setup).
+template <typename M>
+class SpreadReplicas : public internal::ReplicaMode<M> {
+ public:
+  using internal::ReplicaMode<M>::ReplicaMode;
+  void Setup(int w) {
+    internal::ReplicaMode<M>::Setup(w);
+    Rng rng(99, static_cast<std::uint64_t>(w));
+    for (float& v : this->Replica(w)) v = 2 * rng.UniformFloat() - 1;
+  }
+};
+
+// Pure gossip: a step size so small that gradients change nothing, so each round is x <- W x
+// and the consensus distance shrinks by (1 - gap)^2 per round once the slowest mode dominates.
+void ExpectGossipRate(const char* topology, int workers) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const LogisticModel model(data.train, kL2);
+  const TrainConfig config{.algorithm = Algorithm::kDpsgd, .threads = workers, .epochs = 2,
+                           .batch = 16, .lr = 1e-30f, .lr_decay = 1, .topology = topology};
+  bool searched = false;
+  internal::RunPlan plan = internal::PlanRun(model, data.train, config, workers, 16, searched);
+  const TrainResult r = internal::RunShared<LogisticModel, SpreadReplicas<LogisticModel>>(
+      model, nullptr, std::move(plan), searched, kL2, {});
+  ASSERT_EQ(r.history.size(), 2u);
+  const double first = r.history[0].consensus.value();
+  const double second = r.history[1].consensus.value();
+  // Rounds per epoch: the longest shard in batches.
+  const std::size_t longest = (data.train.rows() + static_cast<std::size_t>(workers) - 1) /
+                              static_cast<std::size_t>(workers);
+  const double rounds = std::ceil(static_cast<double>(longest) / 16.0);
+  const double measured = std::pow(second / first, 1.0 / rounds);
+  const double gap = Analyze(MakeTopology(topology, workers)).gap;
+  const double predicted = (1 - gap) * (1 - gap);
+  EXPECT_NEAR(measured, predicted, 0.1 * predicted)
+      << topology << " of " << workers << ": gap " << gap << ", consensus " << first << " -> "
+      << second << " over " << rounds << " rounds";
+}
+
+TEST(PureGossip, RingOf8ShrinksConsensusAtTheSpectralGapRate) { ExpectGossipRate("ring", 8); }
+TEST(PureGossip, Torus4x4ShrinksConsensusAtTheSpectralGapRate) { ExpectGossipRate("torus", 16); }
+
+TEST(Mixing, SumsInTheGivenOrderAcrossBlocks) {
+  std::vector<float> a(5000), b(5000), out(5000);
+  for (std::size_t u = 0; u < a.size(); ++u) {
+    a[u] = static_cast<float>(u);
+    b[u] = -2.0f * static_cast<float>(u) + 1;
+  }
+  const internal::MixSource sources[] = {{0.25f, a.data()}, {0.75f, b.data()}};
+  internal::Mix(sources, out);
+  for (std::size_t u = 0; u < a.size(); ++u) ASSERT_EQ(out[u], 0.25f * a[u] + 0.75f * b[u]) << u;
+  const std::vector<std::span<const float>> replicas = {a, b};
+  double expected = 0;
+  for (std::size_t u = 0; u < a.size(); ++u) {
+    const double mean = (static_cast<double>(a[u]) + b[u]) / 2;
+    expected += (a[u] - mean) * (a[u] - mean) + (b[u] - mean) * (b[u] - mean);
+  }
+  EXPECT_NEAR(internal::ConsensusDistance(replicas), expected / 2, 1e-9 * expected);
+}
+
+TEST(Dpsgd, OneWorkerIsSerialSgdBitForBit) {
+  // With one worker W = [1]: mixing multiplies by 1.0f, so D-PSGD is hogwild's serial loop.
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainConfig serial{.algorithm = Algorithm::kHogwild, .l2 = kL2, .threads = 1, .epochs = 3,
+                           .lr = 0.2f, .seed = 3};
+  TrainConfig replica = serial;
+  replica.algorithm = Algorithm::kDpsgd;
+  const TrainResult a = Train(data.train, nullptr, serial);
+  const TrainResult b = Train(data.train, nullptr, replica);
+  ASSERT_EQ(a.params.size(), b.params.size());
+  for (std::size_t u = 0; u < a.params.size(); ++u) ASSERT_EQ(a.params[u], b.params[u]) << u;
+  EXPECT_EQ(b.history.back().consensus.value(), 0.0);
+  EXPECT_EQ(b.bytes_sent, 0u);
+}
+
+TEST(Dpsgd, SixteenWorkersOnARingCountEveryByte) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kDpsgd, .l2 = kL2, .threads = 16,
+                               .epochs = 3, .batch = 8, .lr = 0.2f, .topology = "ring"});
+  ASSERT_EQ(r.history.size(), 3u);
+  EXPECT_LT(r.history.back().objective, r.history.front().objective);
+  // Every round each worker sends its whole model to its two ring neighbours.
+  const std::uint64_t rounds_per_epoch = (3000 / 16 + 1 + 7) / 8;  // shards of 187 or 188 rows
+  const std::uint64_t message = r.params.size() * sizeof(float);
+  EXPECT_EQ(r.bytes_sent, 3 * rounds_per_epoch * 16 * 2 * message);
+  EXPECT_EQ(r.bytes_sent_max, 3 * rounds_per_epoch * 2 * message);
+  EXPECT_EQ(r.samples, 3 * rounds_per_epoch * 8 * 16);
+}
+
+TEST(Dpsgd, LinkTimeEntersTheVirtualClock) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kDpsgd, .l2 = kL2, .threads = 4,
+                               .epochs = 2, .batch = 16, .lr = 0.2f, .topology = "ring",
+                               .link = "latency=1ms,bandwidth=10Mbit"});
+  ASSERT_EQ(r.history.size(), 2u);
+  // Each round, the last message a worker mixes left its sender no earlier than the sender's
+  // previous round ended, and takes b/bandwidth + latency: a lower bound that compute only adds to.
+  const double rounds = 2.0 * std::ceil(750.0 / 16.0);
+  const double message_s = static_cast<double>(r.params.size() * sizeof(float)) / 1.25e6 + 1e-3;
+  EXPECT_GE(r.history.back().virtual_s, rounds * message_s);
+  EXPECT_GT(r.history.back().virtual_s, r.history.front().virtual_s);
+}
+
+TEST(Dpsgd, RealtimeLinksHoldMessagesUntilDue) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kDpsgd, .l2 = kL2, .threads = 4,
+                               .epochs = 1, .batch = 64, .lr = 0.2f, .topology = "ring",
+                               .link = "latency=2ms", .link_mode = "realtime"});
+  ASSERT_EQ(r.history.size(), 1u);
+  // Every round waits at least one latency for real; virtual time is then the wall time.
+  const double rounds = std::ceil(750.0 / 64.0);
+  EXPECT_GE(r.history.back().train_s, rounds * 2e-3);
+  EXPECT_EQ(r.history.back().virtual_s, r.history.back().train_s);
+}
+
+TEST(Sync, OnAStarPaysTheCentresSerialisedBroadcast) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kSync, .l2 = kL2, .threads = 4,
+                               .epochs = 1, .batch = 16, .lr = 0.2f, .topology = "star",
+                               .link = "latency=1ms,bandwidth=10Mbit"});
+  ASSERT_EQ(r.history.size(), 1u);
+  // Every step the centre sends the model to 3 leaves through one NIC, after latency.
+  const double steps = std::ceil(750.0 / 16.0);
+  const double model_s = static_cast<double>(r.params.size() * sizeof(float)) / 1.25e6;
+  EXPECT_GE(r.history.back().virtual_s, steps * (3 * model_s + 1e-3));
+}
+
+TEST(Local, ExactAveragesEveryStepConvergeWithIdenticalReplicas) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const double optimum = SmallProblemOptimum();
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kLocal, .l2 = kL2, .threads = 4,
+                               .epochs = 20, .batch = 4, .seed = 5, .gossip_every = 1});
+  ASSERT_EQ(r.history.size(), 20u);
+  EXPECT_LE(r.history.back().objective, optimum * 1.01) << "optimum " << optimum;
+  // Every worker sums the same models in the same order: the replicas are bitwise equal.
+  for (const EvalPoint& p : r.history) EXPECT_EQ(p.consensus.value(), 0.0) << "epoch " << p.epoch;
+}
+
+TEST(Local, ReplicasDriftBetweenAveragesAndMetricsRecordTheSettings) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const auto path = std::filesystem::path(::testing::TempDir()) / "corral_replica.jsonl";
+  // 750 rows per worker in batches of 4: 188 steps per epoch, not a multiple of H = 5, so the
+  // epoch ends between averages.
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kLocal, .l2 = kL2, .threads = 4,
+                               .epochs = 2, .batch = 4, .lr = 0.2f, .metrics_path = path.string(),
+                               .gossip_every = 5});
+  EXPECT_GT(r.history.back().consensus.value(), 0.0);
+  std::ifstream in(path);
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_DOUBLE_EQ(lines[0]["consensus"].get<double>(), *r.history[0].consensus);
+  EXPECT_DOUBLE_EQ(lines[0]["virtual_s"].get<double>(), r.history[0].virtual_s);
+  EXPECT_EQ(lines[2]["algo"], "local");
+  EXPECT_EQ(lines[2]["topology"], "complete");
+  EXPECT_EQ(lines[2]["mix_order"], "step-then-mix");
+  EXPECT_EQ(lines[2]["gossip_every"], 5);
+}
+
+// Logistic regression that throws on its `throw_at`-th gradient (counted over all workers).
+class ThrowingModel : public LogisticModel {
+ public:
+  ThrowingModel(const Dataset& train, int throw_at, std::atomic<int>& calls)
+      : LogisticModel(train, 1e-3f), throw_at_(throw_at), calls_(&calls) {}
+
+  void Gradient(Params w, const Dataset& data, std::span<const std::uint32_t> rows,
+                SparseGrad& g, Workspace& ws) const {
+    // relaxed: only the count matters, not its order with anything else.
+    if (calls_->fetch_add(1, std::memory_order_relaxed) == throw_at_) {
+      throw std::runtime_error("boom in the model");
+    }
+    LogisticModel::Gradient(w, data, rows, g, ws);
+  }
+
+ private:
+  int throw_at_;
+  std::atomic<int>* calls_;
+};
+
+TEST(Dpsgd, AThrowingWorkerStopsEveryoneAndIsReported) {
+  const SyntheticSplit data = testing::SmallProblem();
+  std::atomic<int> calls{0};
+  const ThrowingModel model(data.train, 2500, calls);
+  const TrainConfig config{.algorithm = Algorithm::kDpsgd, .threads = 8, .epochs = 20,
+                           .lr = 0.1f, .topology = "ring"};
+  bool searched = false;
+  internal::RunPlan plan = internal::PlanRun(model, data.train, config, 8, 1, searched);
+  try {
+    internal::RunShared<ThrowingModel, internal::ReplicaMode<ThrowingModel>>(
+        model, nullptr, std::move(plan), searched, 1e-3f, {});
+    FAIL() << "expected the worker's error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kWorkerFailed);
+    EXPECT_NE(std::string(e.what()).find("boom in the model"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(calls.load(), 20 * 3000 / 2);
+}
+
+TEST(Dpsgd, TimeLimitStopsAllWorkersAndResumesAtAnEpochBoundary) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kDpsgd, .l2 = kL2, .threads = 8,
+                               .epochs = 1'000'000, .lr = 0.1f, .time_limit_s = 0.3,
+                               .topology = "ring"});
+  EXPECT_EQ(r.stop_reason, StopReason::kTimeLimit);
+  ASSERT_FALSE(r.history.empty());
+  EXPECT_TRUE(std::isfinite(r.history.back().objective));
+  // A partial epoch is not resumable mid-way: no position, or every position 0.
+  for (const std::uint64_t p : r.state.position) EXPECT_EQ(p, 0u);
+}
+
+TEST(ReplicaConfig, BadValuesAreConfigErrors) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const auto expect_bad = [&](TrainConfig config, const std::string& names) {
+    try {
+      Train(data.train, nullptr, config);
+      FAIL() << "expected a config error naming " << names;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kBadConfig);
+      EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+    }
+  };
+  const TrainConfig base{.algorithm = Algorithm::kDpsgd, .threads = 4, .epochs = 1};
+  TrainConfig c = base;
+  c.topology = "mesh";
+  expect_bad(c, "mesh");
+  c = base;
+  c.topology = "hypercube";
+  c.threads = 6;
+  expect_bad(c, "power of two");
+  c = base;
+  c.gossip_every = 0;
+  expect_bad(c, "--gossip-every");
+  c = base;
+  c.link = "latency=fast";
+  expect_bad(c, "latency");
+  c = base;
+  c.link_mode = "warp";
+  expect_bad(c, "warp");
+  c = base;
+  c.algorithm = Algorithm::kHogwild;
+  c.link = "latency=1ms";
+  expect_bad(c, "--link");
+  c = base;
+  c.algorithm = Algorithm::kSync;
+  c.link = "latency=1ms";
+  expect_bad(c, "--topology star");
+  EXPECT_THROW(ParseMixOrder("sideways"), Error);
+  EXPECT_EQ(ParseMixOrder("step-then-mix"), MixOrder::kStepThenMix);
+}
+
+}  // namespace
+}  // namespace corral
