@@ -149,9 +149,11 @@ TEST(Mixing, SumsInTheGivenOrderAcrossBlocks) {
 
 TEST(Dpsgd, OneWorkerIsSerialSgdBitForBit) {
   // With one worker W = [1]: mixing multiplies by 1.0f, so D-PSGD is hogwild's serial loop.
+  // Batch 2: both then take Gradient() + ApplyStep() (hogwild's fused one-sample loop for
+  // linear models multiplies by a per-epoch shrink table instead of dividing).
   const SyntheticSplit data = testing::SmallProblem();
   const TrainConfig serial{.algorithm = Algorithm::kHogwild, .l2 = kL2, .threads = 1, .epochs = 3,
-                           .lr = 0.2f, .seed = 3};
+                           .batch = 2, .lr = 0.2f, .seed = 3};
   TrainConfig replica = serial;
   replica.algorithm = Algorithm::kDpsgd;
   const TrainResult a = Train(data.train, nullptr, serial);
