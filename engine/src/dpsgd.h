@@ -78,13 +78,23 @@ inline std::vector<std::pair<int, int>> GossipEdges(const Topology& topology) {
   return edges;
 }
 
+// `hierarchical` gossip groups from where the workers run: each worker's NUMA node, or one
+// group when any is unknown (unpinned).
+inline std::vector<int> NumaGroups(const std::vector<int>& worker_numa) {
+  for (const int node : worker_numa) {
+    if (node < 0) return {};
+  }
+  return worker_numa;
+}
+
 template <typename M>
 class ReplicaMode {
  public:
   ReplicaMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt),
         local_(plan.config.algorithm == Algorithm::kLocal),
-        topology_(MakeTopology(local_ ? "complete" : plan.config.topology, plan.threads)),
+        topology_(MakeTopology(local_ ? "complete" : plan.config.topology, plan.threads,
+                               {.groups = NumaGroups(plan.worker_numa)})),
         order_(local_ ? MixOrder::kStepThenMix : plan.config.mix_order),
         gossip_every_(static_cast<std::uint64_t>(plan.config.gossip_every)),
         link_mode_(ParseLinkMode(plan.config.link_mode)),

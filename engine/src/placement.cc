@@ -54,11 +54,16 @@ Placement::Placement(Pin pin, int workers) {
   report_.worker_pu = PuOrder(topology_, pin, workers);
   report_.pinned = !report_.worker_pu.empty();
   std::set<int> nodes;
-  for (int os_pu : report_.worker_pu) {
+  report_.worker_numa.assign(report_.worker_pu.size(), -1);
+  for (std::size_t w = 0; w < report_.worker_pu.size(); ++w) {
+    const int os_pu = report_.worker_pu[w];
     hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topology_, static_cast<unsigned>(os_pu));
     for (int n = 0; pu != nullptr && n < numa; ++n) {
       hwloc_obj_t node = hwloc_get_obj_by_type(topology_, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n));
-      if (hwloc_bitmap_isset(node->cpuset, os_pu)) nodes.insert(n);
+      if (hwloc_bitmap_isset(node->cpuset, os_pu)) {
+        nodes.insert(n);
+        report_.worker_numa[w] = n;
+      }
     }
   }
   report_.numa_nodes_used = nodes.empty() ? 1 : static_cast<int>(nodes.size());

@@ -50,6 +50,7 @@ struct RunPlan {
   std::vector<float> initial;        // starting parameters
   int first_epoch = 0;               // resumed runs start later
   std::vector<std::uint64_t> start;  // per worker, samples of first_epoch already done
+  std::vector<int> worker_numa;      // per worker, its NUMA node (-1 unknown): hierarchical gossip
   float EpochLr(int epoch) const {
     return lr * std::pow(config.lr_decay, static_cast<float>(epoch));
   }
@@ -148,6 +149,8 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
   // relaxed: it carries no data; a worker that sees it one step late does one more step, and
   // the epoch's end (Crew's semaphores) orders everything the workers wrote.
   std::atomic<bool> halt{false};
+  Placement placement(config.pin, threads);  // before the mode: hierarchical topologies use it
+  plan.worker_numa = placement.report().worker_numa;
   Mode mode(model, plan, halt);
   std::vector<float> snapshot(model.NumParams());
   const auto guarded = [&halt](auto&& f) {
@@ -164,7 +167,6 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
     guarded([&] { mode.Epoch(w, e, epoch_start[static_cast<std::size_t>(w)], steps); });
   };
 
-  Placement placement(config.pin, threads);
   Crew crew(threads, placement, setup, epoch);
   result.placement = placement.report();
   if (crew.pinned_workers() < threads) result.placement.pinned = false;

@@ -130,6 +130,7 @@ struct Progress {
 struct PlacementReport {
   bool pinned = false;
   std::vector<int> worker_pu;  // OS index of each worker's hardware thread, -1 when unpinned
+  std::vector<int> worker_numa;  // NUMA node of each worker, -1 when unpinned or unknown
   int numa_nodes_used = 1;
   int numa_nodes_total = 1;
   int hardware_threads = 1;
