@@ -96,7 +96,18 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
                  static_cast<double>(r.bytes_sent) / 1e6, static_cast<double>(r.bytes_sent_max) / 1e6);
   }
   std::fprintf(out_, "  wall          %.2fs (training %.2fs)\n", r.wall_s, r.train_s);
-  if (last.consensus) {
+  const bool compressed = config.algorithm == Algorithm::kDcd ||
+                          config.algorithm == Algorithm::kEcd ||
+                          config.algorithm == Algorithm::kChoco;
+  if (last.consensus && compressed) {
+    std::fprintf(out_, "  replicas      %s, %s, consensus %.3g, virtual time %.2fs\n",
+                 config.topology.c_str(), config.compress.c_str(), *last.consensus, last.virtual_s);
+    if (last.compress_rel_error) {
+      std::fprintf(out_, "  compression   relative error %.3g", *last.compress_rel_error);
+      if (config.algorithm == Algorithm::kChoco) std::fprintf(out_, ", gamma %.3g", r.gamma);
+      std::fprintf(out_, "\n");
+    }
+  } else if (last.consensus) {
     std::fprintf(out_, "  replicas      %s, %s, consensus %.3g, virtual time %.2fs\n",
                  config.algorithm == Algorithm::kLocal ? "complete" : config.topology.c_str(),
                  std::string(ToString(config.algorithm == Algorithm::kLocal

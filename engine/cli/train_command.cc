@@ -43,6 +43,9 @@ int RunTrain(TrainCommand& cmd) {
   };
   const TrainResult result = Train(data.train, data.test ? &*data.test : nullptr, config, observer);
   printer.Summary(config, result);
+  for (const std::string& warning : result.warnings) {
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  }
   const bool interrupted = result.stop_reason == StopReason::kCancelled;
   if (!cmd.save.empty()) {
     SaveModel(cmd.save, ToSavedModel(result));

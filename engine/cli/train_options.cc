@@ -1,8 +1,11 @@
 #include "train_options.h"
 
 #include <atomic>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
+#include <string>
+#include <system_error>
 
 #include <corral/load.h>
 
@@ -48,7 +51,7 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--l2", o.l2,
                   "L2 strength: objective = mean loss + (l2/2)|w|^2 (default 1/rows, "
                   "LIBLINEAR's C=1)");
-  cmd->add_option("--algo", o.algo, "Algorithm: hogwild, buckwild, locked, sync, qsgd, dpsgd, local")
+  cmd->add_option("--algo", o.algo, "Algorithm: hogwild, buckwild, locked, sync, qsgd, dpsgd, local, dcd, ecd, choco")
       ->capture_default_str();
   cmd->add_option("--threads", c.threads, "Worker threads (0 = all hardware threads)")
       ->capture_default_str();
@@ -81,22 +84,32 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
       ->capture_default_str();
   cmd->add_option("--rounding", o.rounding, "buckwild: stochastic or nearest")
       ->capture_default_str();
-  cmd->add_option("--compress", c.compress, "qsgd: gradient compressor, qsgd:B")
+  cmd->add_option("--compress", c.compress,
+                  "qsgd: gradient compressor, qsgd:B; dcd, ecd, choco: gossip message compressor: "
+                  "none, fp16, bf16, qsgd:B, quant:B, randk:F[:unscaled], topk:F, sign, "
+                  "ef:<codec> (dcd, ecd need an unbiased one)")
       ->capture_default_str();
+  cmd->add_option("--gamma", o.gamma,
+                  "choco: consensus step in (0, 1], or 'theory' for the theorem's (tiny) value "
+                  "(default: min(1, 4 delta), delta the compressor's quality)");
+  cmd->add_flag("--strict", c.strict,
+                "dcd, ecd: refuse a biased compressor or a W that is not symmetric doubly "
+                "stochastic (default: train and warn)");
   cmd->add_option("--topology", c.topology,
-                  "dpsgd: gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential, "
+                  "dpsgd, dcd, ecd, choco: gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential, "
                   "one-peer-exponential, random-regular:d, hierarchical[:G], file:PATH (local: "
                   "always complete; sync with --link: star)")
       ->capture_default_str();
   cmd->add_option("--link", c.link,
-                  "dpsgd, local, sync/qsgd on --topology star: emulated links, e.g. "
+                  "replica modes (dpsgd, local, dcd, ecd, choco), sync/qsgd on --topology star: emulated links, e.g. "
                   "latency=5ms,bandwidth=10Mbit[,nic=1Gbit] (default: none)");
   cmd->add_option("--link-mode", c.link_mode,
                   "What --link does: virtual (only virtual time moves) or realtime (messages are "
                   "held until due)")
       ->capture_default_str();
   cmd->add_option("--gossip-every", c.gossip_every,
-                  "dpsgd: local steps between gossip rounds; local: steps between exact averages")
+                  "dpsgd, choco: local steps between gossip rounds (dcd, ecd: 1); local: steps between "
+                  "exact averages")
       ->capture_default_str();
   cmd->add_option("--mix-order", o.mix_order,
                   "dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i, as in Lian et al. 2017) "
@@ -114,6 +127,16 @@ void ResolveConfig(TrainOptions& o) {
   config.rounding = ParseRounding(o.rounding);
   config.mix_order = ParseMixOrder(o.mix_order);
   config.l2 = o.l2;
+  if (o.gamma == "theory") {
+    config.gamma = kGammaTheory;
+  } else if (!o.gamma.empty()) {
+    const char* end = o.gamma.data() + o.gamma.size();
+    const auto [ptr, ec] = std::from_chars(o.gamma.data(), end, config.gamma);
+    if (ec != std::errc() || ptr != end || !(config.gamma > 0)) {
+      throw Error(ErrorCode::kBadConfig,
+                  "--gamma must be a number in (0, 1] or 'theory', got '" + o.gamma + "'");
+    }
+  }
   config.Validate();
 }
 

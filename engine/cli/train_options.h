@@ -22,6 +22,7 @@ struct TrainOptions {
   std::string pin = "compact";
   std::string rounding = "stochastic";
   std::string mix_order = "mix-then-step";
+  std::string gamma;  // choco: a number, "theory", or empty (the default)
   std::optional<float> l2;
   bool quiet = false;
   TrainConfig config;

@@ -33,6 +33,7 @@ void MetricsWriter::Write(const EvalPoint& p) {
   if (p.test_acc) j["test_acc"] = *p.test_acc;
   if (p.test_rmse) j["test_rmse"] = *p.test_rmse;
   if (p.consensus) j["consensus"] = *p.consensus;
+  if (p.compress_rel_error) j["compress_rel_error"] = *p.compress_rel_error;
   // JSON has no NaN: nlohmann writes a NaN loss as null, with "diverged": true beside it.
   out_ << j.dump() << '\n';
   out_.flush();
@@ -77,6 +78,18 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
     j["link_mode"] = config.link_mode;
     if (last.consensus) j["consensus"] = *last.consensus;
   }
+  if (config.algorithm == Algorithm::kDcd || config.algorithm == Algorithm::kEcd ||
+      config.algorithm == Algorithm::kChoco) {
+    j["topology"] = config.topology;
+    j["compress"] = config.compress;
+    j["gossip_every"] = config.gossip_every;
+    j["link"] = config.link;
+    j["link_mode"] = config.link_mode;
+    if (config.algorithm == Algorithm::kChoco) j["gamma"] = r.gamma;
+    if (last.consensus) j["consensus"] = *last.consensus;
+    if (last.compress_rel_error) j["compress_rel_error"] = *last.compress_rel_error;
+  }
+  if (!r.warnings.empty()) j["warnings"] = r.warnings;
   out_ << j.dump() << '\n';
   out_.flush();
   if (!out_) throw Error(ErrorCode::kIo, "writing metrics file " + path_ + " failed");

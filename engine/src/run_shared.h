@@ -15,6 +15,8 @@
 // and optionally (replica modes; detected with `requires`):
 //   double Consensus() const;                            // (1/n) sum_i |x_i - mean|^2
 //   std::optional<double> VirtualSeconds() const;        // modelled time; nullopt: train_s
+//   std::optional<double> CompressRelError();            // mean |Q(z)-z|/|z| since last call
+//   void Report(TrainResult& result) const;              // warnings and settings it chose
 // Workers stop early (within one step) when `halt` is set: by the coordinator on a time limit
 // or cancellation, or by a failing worker.
 #pragma once
@@ -152,6 +154,7 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
   Placement placement(config.pin, threads);  // before the mode: hierarchical topologies use it
   plan.worker_numa = placement.report().worker_numa;
   Mode mode(model, plan, halt);
+  if constexpr (requires { mode.Report(result); }) mode.Report(result);
   std::vector<float> snapshot(model.NumParams());
   const auto guarded = [&halt](auto&& f) {
     try {
@@ -245,6 +248,9 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
       p.virtual_s = mode.VirtualSeconds().value_or(train_s);
     }
     if constexpr (requires { mode.Consensus(); }) p.consensus = mode.Consensus();
+    if constexpr (requires { mode.CompressRelError(); }) {
+      p.compress_rel_error = mode.CompressRelError();
+    }
     EvaluateInto(model, std::span<const float>(snapshot), train, test, p);
     p.wall_s = seconds_since(start);
     metrics.Write(p);

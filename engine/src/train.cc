@@ -12,6 +12,7 @@
 
 #include "engine/src/buckwild.h"
 #include "engine/src/channel/link.h"
+#include "engine/src/compressed_gossip.h"
 #include "engine/src/dpsgd.h"
 #include "engine/src/hogwild.h"
 #include "engine/src/model_registry.h"
@@ -33,7 +34,7 @@ Enum ParseName(std::string_view what, std::string_view name,
                   valid + ")");
 }
 
-constexpr std::array<std::pair<std::string_view, Algorithm>, 7> kAlgorithms{{
+constexpr std::array<std::pair<std::string_view, Algorithm>, 10> kAlgorithms{{
     {"hogwild", Algorithm::kHogwild},
     {"buckwild", Algorithm::kBuckwild},
     {"locked", Algorithm::kLocked},
@@ -41,6 +42,9 @@ constexpr std::array<std::pair<std::string_view, Algorithm>, 7> kAlgorithms{{
     {"qsgd", Algorithm::kQsgd},
     {"dpsgd", Algorithm::kDpsgd},
     {"local", Algorithm::kLocal},
+    {"dcd", Algorithm::kDcd},
+    {"ecd", Algorithm::kEcd},
+    {"choco", Algorithm::kChoco},
 }};
 constexpr std::array<std::pair<std::string_view, MixOrder>, 2> kMixOrders{{
     {"mix-then-step", MixOrder::kMixThenStep},
@@ -120,11 +124,24 @@ void TrainConfig::Validate() const {
     BadConfig("--gossip-every must be >= 1, got " + std::to_string(gossip_every));
   }
   internal::ParseLinkMode(link_mode);  // throws kBadConfig naming the value
+  if (!std::isfinite(gamma) || (gamma != kGammaTheory && (gamma < 0 || gamma > 1))) {
+    BadConfig("--gamma must be in (0, 1], or 'theory' (0: the default), got " +
+              std::to_string(gamma));
+  }
+  if (internal::IsCompressedGossip(algorithm)) {
+    internal::MakeCompressor(compress, 1);  // a bad spec fails before any data is read
+    if (algorithm != Algorithm::kChoco && gossip_every != 1) {
+      BadConfig(std::string(ToString(algorithm)) +
+                " exchanges every step (Tang et al. 2018): --gossip-every must be 1, got " +
+                std::to_string(gossip_every) + " (choco takes local steps between rounds)");
+    }
+  }
   if (!link.empty()) {
     internal::ParseLinkSpec(link);
     const bool sync = algorithm == Algorithm::kSync || algorithm == Algorithm::kQsgd;
-    if (!internal::IsReplicaMode(algorithm) && !sync) {
-      BadConfig("--link applies to dpsgd, local, and sync or qsgd on --topology star, not '" +
+    if (!internal::IsReplicaMode(algorithm) && !internal::IsCompressedGossip(algorithm) && !sync) {
+      BadConfig("--link applies to dpsgd, local, dcd, ecd, choco, and sync or qsgd on --topology "
+                "star, not '" +
                 std::string(ToString(algorithm)) + "'");
     }
     if (sync && (topology != "star" || link_mode != "virtual")) {
@@ -167,6 +184,11 @@ TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
     case Algorithm::kDpsgd:
     case Algorithm::kLocal:
       return RunShared<M, ReplicaMode<M>>(model, test, std::move(plan), searched, l2, observer);
+    case Algorithm::kDcd:
+    case Algorithm::kEcd:
+    case Algorithm::kChoco:
+      return RunShared<M, CompressedGossipMode<M>>(model, test, std::move(plan), searched, l2,
+                                                   observer);
     case Algorithm::kBuckwild:
       if constexpr (requires { &M::L2Weight; }) {
         const auto run = [&]<typename D, typename T>() {
@@ -198,7 +220,9 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
   // A bad --topology fails before the step-size search spends time on the data.
-  if (config.algorithm == Algorithm::kDpsgd) MakeTopology(config.topology, threads);
+  if (config.algorithm == Algorithm::kDpsgd || internal::IsCompressedGossip(config.algorithm)) {
+    MakeTopology(config.topology, threads);
+  }
 
   return internal::WithTrainingModel(config, train, l2, [&](const auto& model) {
     TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer);

@@ -13,6 +13,9 @@ enum class Algorithm {
   kQsgd,      // sync with QSGD-quantized gradients (Alistarh et al. 2017)
   kDpsgd,     // decentralized: per-worker replicas gossiping with neighbours (Lian et al. 2017)
   kLocal,     // local SGD: H local steps between exact averages of the replicas
+  kDcd,       // D-PSGD sending compressed differences; exact replicas (Tang et al. 2018, Alg. 1)
+  kEcd,       // D-PSGD sending compressed extrapolations (Tang et al. 2018, Alg. 2)
+  kChoco,     // CHOCO-SGD: compressed gossip with memories, any compressor (Koloskova et al. 2019)
 };
 
 // D-PSGD's order of the two halves of a round (DESIGN.md §2).

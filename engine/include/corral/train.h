@@ -66,29 +66,41 @@ struct TrainConfig {
   int model_bits = 16;
   // buckwild: rounding onto the fixed-point grid, stochastic (unbiased) or nearest.
   Rounding rounding = Rounding::kStochastic;
-  // qsgd: the gradient compressor (qsgd:B, B bits per coordinate).
+  // qsgd: the gradient compressor (qsgd:B, B bits per coordinate); dcd, ecd, choco: what each
+  // gossip message is compressed with: none, fp16, bf16, qsgd:B, quant:B, randk:F[:unscaled],
+  // topk:F, sign, ef:<codec>.
   std::string compress = "qsgd:8";
-  // dpsgd: the gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential,
+  // dpsgd, dcd, ecd, choco: the gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential,
   // one-peer-exponential, random-regular:d, hierarchical[:G], file:PATH (see `corral topology`).
   // local always averages over the complete graph; sync with --link needs star.
   std::string topology = "ring";
-  // dpsgd, local, and sync/qsgd on --topology star (costed as a parameter server): emulated
+  // replica modes (dpsgd, local, dcd, ecd, choco), and sync/qsgd on --topology star (costed as a parameter server): emulated
   // network per directed link, e.g. latency=5ms,bandwidth=10Mbit[,nic=1Gbit]; empty: none
   // (communication is free, virtual time = compute time).
   std::string link;
-  // dpsgd, local: what --link does: virtual (moves only the virtual clocks) or realtime (also
+  // replica modes: what --link does: virtual (moves only the virtual clocks) or realtime (also
   // holds each message until it is due).
   std::string link_mode = "virtual";
-  // dpsgd: local steps between gossip exchanges (1: every step, the paper's setting);
+  // dpsgd, choco: local steps between gossip exchanges (1: every step, the papers' setting;
+  // dcd and ecd need 1);
   // local: steps between exact averages (H).
   int gossip_every = 1;
   // dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i(x_i), Lian et al. 2017) or
   // step-then-mix (x_i <- sum_j W_ij (x_j - eta g_j(x_j))).
   MixOrder mix_order = MixOrder::kMixThenStep;
+  // choco: consensus step size in (0, 1]; 0 picks min(1, 4 delta) for the compressor's
+  // quality delta, kGammaTheory the (tiny, safe) value of Koloskova et al. 2019's theorem.
+  double gamma = 0;
+  // dcd, ecd: refuse (kBadConfig) a biased compressor or a W that is not symmetric doubly
+  // stochastic, instead of training with a warning.
+  bool strict = false;
 
   // Throws corral::Error (kBadConfig) naming the first invalid field.
   void Validate() const;
 };
+
+// TrainConfig::gamma: CHOCO's step from its theorem (--gamma theory).
+inline constexpr double kGammaTheory = -1;
 
 // Metrics at one evaluation point (an epoch end). Test fields are set when a test set is given.
 struct EvalPoint {
@@ -114,6 +126,8 @@ struct EvalPoint {
   double virtual_s = 0;
   // Replica modes: (1/n) sum_i |x_i - mean|^2 over the workers' replicas.
   std::optional<double> consensus;
+  // dcd, ecd, choco: mean relative error |Q(z) - z| / |z| of the epoch's messages.
+  std::optional<double> compress_rel_error;
 };
 
 // Progress inside an epoch, reported a few times per second.
@@ -167,6 +181,10 @@ struct TrainResult {
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_sent_max = 0;
   PlacementReport placement;
+  double gamma = 0;            // choco: the consensus step size used
+  // Settings the algorithm's guarantees do not cover (e.g. dcd with a biased compressor);
+  // the library never prints: callers show them (the CLI on stderr).
+  std::vector<std::string> warnings;
 };
 
 // The trained model with its training state: SaveModel(path, ToSavedModel(result)) writes a

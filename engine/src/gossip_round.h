@@ -1,0 +1,110 @@
+// What every synchronous compressed replica mode does in a round besides its arithmetic
+// (DESIGN.md §2 "Rounds", §5): send one payload to the recipients of its topology row, wait
+// for its neighbours' messages of the same round (no global barrier), and move the virtual
+// clock by compute and modelled communication, exactly as ReplicaMode (dpsgd.h) does for D-PSGD.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <corral/error.h>
+#include <corral/topology.h>
+
+#include "engine/src/channel/link.h"
+#include "engine/src/channel/transport.h"
+#include "engine/src/mixing.h"
+
+namespace corral::internal {
+
+// One worker's time: virtual seconds and the thread CPU time already counted into them.
+// Thread safety: owner-only (the coordinator reads `clock` while the workers are parked).
+struct RoundClock {
+  double clock = 0;     // virtual seconds
+  double cpu_mark = 0;  // thread CPU seconds when compute was last counted
+
+  // Counts the compute since the last mark into the clock.
+  void CountCompute() {
+    const double cpu = ThreadCpuSeconds();
+    clock += cpu - cpu_mark;
+    cpu_mark = cpu;
+  }
+};
+
+// One round r of worker w: sends `payload` (the same bytes) to every recipient of w, then
+// receives every neighbour's round-r message into `held`, in Neighbours(w, r) order. The
+// caller decodes them and then calls ReleaseAll. Returns false when the transport was aborted
+// (another worker failed or the run halted): `held` is then released and empty, and the
+// caller must leave its state as it was. A message of the wrong size throws kWorkerFailed
+// (every sender of one spec writes WireBytes(d) bytes). Virtual time: the clock becomes
+// max(own, due) over the messages, and the transport's own time is not counted as compute.
+inline bool ExchangeRound(Transport& transport, const Topology& topology, int w, std::uint64_t r,
+                          std::span<const std::byte> payload, LinkModel& link, LinkMode mode,
+                          RoundClock& time, std::vector<Message>& held, const char* algo) {
+  const bool realtime = mode == LinkMode::kRealtime;
+  double now = 0;
+  if (realtime) {
+    now = transport.WallSeconds();
+  } else {
+    time.CountCompute();
+    now = time.clock;
+  }
+  for (const Neighbour& to : topology.Recipients(w, r)) {
+    const double due = link.Send(now, to.worker, payload.size());
+    if (!transport.Send(w, to.worker, {.round = r, .due = due}, payload)) return false;
+  }
+  const auto release_all = [&] {
+    for (const Message& m : held) transport.Release(w, m);
+    held.clear();
+  };
+  held.clear();  // capacity reserved by the caller: no allocation
+  for (const Neighbour& from : topology.Neighbours(w, r)) {
+    std::optional<Message> m = transport.Receive(w, from.worker, r);
+    if (!m) {
+      release_all();
+      return false;
+    }
+    held.push_back(*m);
+    if (m->header.bytes != payload.size()) {
+      release_all();
+      throw Error(ErrorCode::kWorkerFailed,
+                  std::string(algo) + ": worker " + std::to_string(w) + " received " +
+                      std::to_string(m->header.bytes) + " bytes from worker " +
+                      std::to_string(from.worker) + ", expected " + std::to_string(payload.size()));
+    }
+  }
+  if (!realtime) {
+    for (const Message& m : held) time.clock = LinkModel::Arrive(time.clock, m.header.due);
+    time.cpu_mark = ThreadCpuSeconds();
+  }
+  return true;
+}
+
+inline void ReleaseAll(Transport& transport, int w, std::vector<Message>& held) {
+  for (const Message& m : held) transport.Release(w, m);
+  held.clear();
+}
+
+// Worker w's row of W at round r in worker order, self included at its place: `own` for the
+// self term and others[k] for the k-th entry of Neighbours(w, r). Summing in worker order
+// makes the result independent of how the caller stores its memories.
+inline void MixingRow(const Topology& topology, int w, std::uint64_t r, const float* own,
+                      std::span<const float* const> others, std::vector<MixSource>& row) {
+  row.clear();
+  const std::span<const Neighbour> in = topology.Neighbours(w, r);
+  const MixSource self{static_cast<float>(topology.SelfWeight(w, r)), own};
+  bool own_added = false;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    if (!own_added && w < in[k].worker) {
+      row.push_back(self);
+      own_added = true;
+    }
+    row.push_back({static_cast<float>(in[k].weight), others[k]});
+  }
+  if (!own_added) row.push_back(self);
+}
+
+}  // namespace corral::internal
