@@ -140,6 +140,8 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
     for (const auto& worker : workers_) total += worker.steps;
     return total;
   }
+  // The shared model read with relaxed atomic loads: safe beside the workers (LiveModel).
+  static constexpr bool kSnapshotWhileRunning = true;
   void Snapshot(std::span<float> out) const {
     for (std::size_t u = 0; u < out.size(); ++u) {
       out[u] = static_cast<float>(Get(u)) * w_scale_;

@@ -50,6 +50,7 @@
 #include "engine/src/compressed_gossip_setup.h"
 #include "engine/src/dpsgd.h"
 #include "engine/src/gossip_round.h"
+#include "engine/src/live.h"
 #include "engine/src/mixing.h"
 #include "engine/src/run_shared.h"
 #include "engine/src/shard_worker.h"
@@ -88,6 +89,7 @@ class CompressedGossipMode {
                                       ShardBegin(plan.train.rows(), w, plan.threads));
     }
     steps_per_epoch_ = (longest + Batch() - 1) / Batch();
+    if (plan.live) tap_.Init(plan.threads, dim_);
   }
 
   void Setup(int w) {
@@ -114,17 +116,21 @@ class CompressedGossipMode {
     self.sources.reserve(degree + 1);
     self.link.emplace(link_, plan_.threads);
     transport_->Bind(w);
+    if (tap_.active()) tap_.Park(w, self.x);
   }
 
   void Epoch(int w, int epoch, std::uint64_t /*start: see dpsgd.h*/,
              std::atomic<std::uint64_t>& steps) {
     State& self = Worker(w);
+    if (tap_.active()) tap_.Unpark(w);
     try {
       RunEpoch(self, w, epoch, steps);
     } catch (...) {
       transport_->Abort();  // wake the neighbours waiting for this worker's messages
+      if (tap_.active()) tap_.Park(w, self.x);
       throw;
     }
+    if (tap_.active()) tap_.Park(w, self.x);
   }
 
   // As ReplicaMode: a partial epoch (halt) reports 0 for everyone.
@@ -144,6 +150,14 @@ class CompressedGossipMode {
     std::vector<double> mean(out.size());
     MeanOf(Replicas(), mean);
     for (std::size_t u = 0; u < out.size(); ++u) out[u] = static_cast<float>(mean[u]);
+  }
+  // The replicas' mean while the workers run (LiveModel): see ReplicaMode::LiveSnapshot.
+  void LiveSnapshot(std::span<float> out) {
+    tap_.Collect([&](std::span<const std::span<const float>> replicas) {
+      std::vector<double> mean(out.size());
+      MeanOf(replicas, mean);
+      for (std::size_t u = 0; u < out.size(); ++u) out[u] = static_cast<float>(mean[u]);
+    });
   }
   double Consensus() const { return ConsensusDistance(Replicas()); }
   std::optional<double> VirtualSeconds() const {
@@ -232,6 +246,7 @@ class CompressedGossipMode {
         transport_->Abort();  // no neighbour may wait for a round this worker will not send
         break;
       }
+      if (tap_.active()) tap_.Poll(w, self.x);  // a snapshot request: one copy of x_i
       for (std::size_t j = 0; j < batch; ++j) self.rows[j] = self.order[(s * batch + j) % rows];
       model_.Gradient(Params(self.x), self.shard, std::span<const std::uint32_t>(self.rows),
                       *self.grad, *self.workspace);
@@ -364,6 +379,7 @@ class CompressedGossipMode {
   std::unique_ptr<ShmTransport> transport_;
   std::vector<State> workers_;
   std::size_t steps_per_epoch_ = 0;
+  ReplicaTap tap_;  // LiveModel snapshots; inactive (no copies) without one
 };
 
 }  // namespace corral::internal

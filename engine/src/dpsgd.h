@@ -55,6 +55,7 @@
 
 #include "engine/src/channel/link.h"
 #include "engine/src/channel/shm_transport.h"
+#include "engine/src/live.h"
 #include "engine/src/mixing.h"
 #include "engine/src/run_shared.h"
 #include "engine/src/shard_worker.h"
@@ -121,6 +122,7 @@ class ReplicaMode {
                                       ShardBegin(plan.train.rows(), w, plan.threads));
     }
     steps_per_epoch_ = (longest + Batch() - 1) / Batch();
+    if (plan.live) tap_.Init(plan.threads, model.NumParams());
   }
 
   void Setup(int w) {
@@ -134,17 +136,21 @@ class ReplicaMode {
     self.sources.reserve(max_degree_ + 1);
     self.link.emplace(link_, plan_.threads);
     transport_->Bind(w);
+    if (tap_.active()) tap_.Park(w, self.x);
   }
 
   void Epoch(int w, int epoch, std::uint64_t /*start: see the header*/,
              std::atomic<std::uint64_t>& steps) {
     State& self = Worker(w);
+    if (tap_.active()) tap_.Unpark(w);
     try {
       RunEpoch(self, w, epoch, steps);
     } catch (...) {
       transport_->Abort();  // wake the neighbours waiting for this worker's messages
+      if (tap_.active()) tap_.Park(w, self.x);
       throw;
     }
+    if (tap_.active()) tap_.Park(w, self.x);
   }
 
   // A partial epoch (halt) reports 0 for everyone: replica modes resume at epoch boundaries.
@@ -165,6 +171,15 @@ class ReplicaMode {
     std::vector<double> mean(out.size());
     MeanOf(Replicas(), mean);
     for (std::size_t u = 0; u < out.size(); ++u) out[u] = static_cast<float>(mean[u]);
+  }
+  // The replicas' mean while the workers run (LiveModel): each replica copied by its owner at
+  // a step boundary (see live.h), averaged exactly as Snapshot does.
+  void LiveSnapshot(std::span<float> out) {
+    tap_.Collect([&](std::span<const std::span<const float>> replicas) {
+      std::vector<double> mean(out.size());
+      MeanOf(replicas, mean);
+      for (std::size_t u = 0; u < out.size(); ++u) out[u] = static_cast<float>(mean[u]);
+    });
   }
   double Consensus() const { return ConsensusDistance(Replicas()); }
   // The busiest worker's virtual clock; nullopt in realtime link mode (wall time is real).
@@ -219,6 +234,7 @@ class ReplicaMode {
         transport_->Abort();  // no neighbour may wait for a round this worker will not send
         break;
       }
+      if (tap_.active()) tap_.Poll(w, self.x);  // a snapshot request: one copy of x_i
       for (std::size_t j = 0; j < batch; ++j) self.rows[j] = self.order[(s * batch + j) % rows];
       model_.Gradient(Params(self.x), self.shard, std::span<const std::uint32_t>(self.rows),
                       *self.grad, *self.workspace);
@@ -326,6 +342,7 @@ class ReplicaMode {
   std::vector<State> workers_;
   std::size_t max_degree_ = 0;
   std::size_t steps_per_epoch_ = 0;
+  ReplicaTap tap_;  // LiveModel snapshots; inactive (no copies) without one
 };
 
 }  // namespace corral::internal

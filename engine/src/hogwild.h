@@ -78,6 +78,8 @@ class HogwildMode {
     for (const auto& worker : workers_) total += worker.steps;
     return total;
   }
+  // The shared model read with relaxed atomic loads: safe beside the workers (LiveModel).
+  static constexpr bool kSnapshotWhileRunning = true;
   void Snapshot(std::span<float> out) const { w_.CopyTo(out); }
   std::uint64_t BytesSent() const { return 0; }
   std::uint64_t BytesSentMax() const { return 0; }

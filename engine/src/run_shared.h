@@ -35,6 +35,7 @@
 
 #include "engine/src/crew.h"
 #include "engine/src/evaluate.h"
+#include "engine/src/live.h"
 #include "engine/src/lr_search.h"
 #include "engine/src/metrics.h"
 #include "engine/src/placement.h"
@@ -53,6 +54,7 @@ struct RunPlan {
   int first_epoch = 0;               // resumed runs start later
   std::vector<std::uint64_t> start;  // per worker, samples of first_epoch already done
   std::vector<int> worker_numa;      // per worker, its NUMA node (-1 unknown): hierarchical gossip
+  bool live = false;                 // a LiveModel reads the model while it trains
   float EpochLr(int epoch) const {
     return lr * std::pow(config.lr_decay, static_cast<float>(epoch));
   }
@@ -153,6 +155,7 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
   std::atomic<bool> halt{false};
   Placement placement(config.pin, threads);  // before the mode: hierarchical topologies use it
   plan.worker_numa = placement.report().worker_numa;
+  plan.live = observer.live != nullptr;
   Mode mode(model, plan, halt);
   if constexpr (requires { mode.Report(result); }) mode.Report(result);
   std::vector<float> snapshot(model.NumParams());
@@ -173,6 +176,19 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
   Crew crew(threads, placement, setup, epoch);
   result.placement = placement.report();
   if (crew.pinned_workers() < threads) result.placement.pinned = false;
+  // Snapshots from other threads (LiveModel): a mode's LiveSnapshot when it has one (replica
+  // modes: served by the workers), else its Snapshot, which for the shared-model modes reads
+  // the shared model with relaxed atomic loads and so may run concurrently with the workers.
+  LiveAttachment live(observer.live, model.NumParams(), [&mode](std::span<float> out) {
+    if constexpr (requires { mode.LiveSnapshot(out); }) {
+      mode.LiveSnapshot(out);
+    } else {
+      // A mode without LiveSnapshot promises its Snapshot may run beside its workers.
+      static_assert(Mode::kSnapshotWhileRunning,
+                    "a mode must offer LiveSnapshot or a Snapshot that is safe while it trains");
+      mode.Snapshot(out);
+    }
+  });
 
   double train_s = 0;
   bool diverged = false;
@@ -223,7 +239,10 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
     }
     const double epoch_s = seconds_since(epoch_began);
     train_s += epoch_s;
-    if constexpr (requires { mode.EndEpoch(); }) mode.EndEpoch();
+    if constexpr (requires { mode.EndEpoch(); }) {
+      const auto exclusive = live.Exclusive();  // EndEpoch may rewrite the shared model
+      mode.EndEpoch();
+    }
 
     bool complete = true;
     for (int w = 0; w < threads; ++w) complete = complete && mode.Position(w) >= mode.EpochLength(w);
@@ -296,6 +315,7 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
   result.state.train_s = train_s;
   result.state.samples = result.samples;
   result.params = std::move(snapshot);
+  live.Finish(result.params);
   metrics.WriteSummary(config, result);
   return result;
 }

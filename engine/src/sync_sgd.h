@@ -117,6 +117,8 @@ class SyncMode {
     for (const auto& worker : workers_) total += worker.steps;
     return total;
   }
+  // The shared model read with relaxed atomic loads: safe beside the workers (LiveModel).
+  static constexpr bool kSnapshotWhileRunning = true;
   void Snapshot(std::span<float> out) const { w_.CopyTo(out); }
   std::uint64_t BytesSent() const {
     std::uint64_t total = 0;

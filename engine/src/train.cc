@@ -8,12 +8,14 @@
 #include <thread>
 #include <utility>
 
+#include <corral/custom_model.h>
 #include <corral/error.h>
 
 #include "engine/src/buckwild.h"
 #include "engine/src/channel/link.h"
 #include "engine/src/compressed_gossip.h"
 #include "engine/src/dpsgd.h"
+#include "engine/src/erased_model.h"
 #include "engine/src/hogwild.h"
 #include "engine/src/model_registry.h"
 #include "engine/src/sync_sgd.h"
@@ -231,4 +233,39 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   });
 }
 
+namespace detail {
+
+// A custom model runs through the same RunMode as the built-in ones (see custom_model.h).
+TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& train,
+                             const Dataset* test, const TrainConfig& config,
+                             const TrainObserver& observer) {
+  config.Validate();
+  if (config.algorithm == Algorithm::kBuckwild) {
+    BadConfig("buckwild trains the built-in linear models (logistic, hinge, squared), not a "
+              "custom model");
+  }
+  if (!config.resume_path.empty()) {
+    BadConfig("--resume continues the built-in models only, not a custom model");
+  }
+  if (train.rows() == 0) {
+    throw Error(ErrorCode::kBadInput, train.name() + ": the training set has no rows");
+  }
+  if (custom.NumParams() == 0) BadConfig("a custom model needs NumParams() >= 1, got 0");
+  int threads = config.threads;
+  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
+  const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
+  if (config.algorithm == Algorithm::kDpsgd) MakeTopology(config.topology, threads);
+  const auto run = [&](const auto& model) {
+    TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer);
+    result.model = {.kind = config.model, .l2 = l2, .num_features = train.num_features()};
+    return result;
+  };
+  if (custom.task() == Task::kRegression) {
+    return run(internal::ErasedModel<Task::kRegression>(custom, l2));
+  }
+  return run(internal::ErasedModel<Task::kBinary>(custom, l2));
+}
+
+}  // namespace detail
 }  // namespace corral

@@ -3,12 +3,14 @@
 
 #include <corral/cache.h>
 #include <corral/class_map.h>
+#include <corral/custom_model.h>
 #include <corral/dataset.h>
 #include <corral/dense_grad.h>
 #include <corral/error.h>
 #include <corral/kinds.h>
 #include <corral/libsvm.h>
 #include <corral/linear.h>
+#include <corral/live_model.h>
 #include <corral/load.h>
 #include <corral/losses.h>
 #include <corral/mf.h>

@@ -17,6 +17,7 @@
 
 #include <corral/dataset.h>
 #include <corral/kinds.h>
+#include <corral/live_model.h>
 #include <corral/model_file.h>
 
 namespace corral {
@@ -199,6 +200,9 @@ struct TrainObserver {
   // Request a stop from any thread: the workers finish their current step within a tenth of a
   // second, the partial epoch is evaluated, and Train() returns normally (stop_reason kCancelled).
   std::stop_token stop;
+  // Where other threads read the running model (see LiveModel); none if null. Must outlive
+  // the Train call; one run at a time (a second concurrent run throws kBadConfig).
+  LiveModel* live = nullptr;
 };
 
 // Trains on `train`, evaluating on `test` too when it is not null. Blocks until done.

@@ -1,0 +1,33 @@
+# Installing Corral as a relocatable CMake package:
+#   cmake --install build --prefix /some/prefix
+#   find_package(Corral CONFIG REQUIRED)    # with CMAKE_PREFIX_PATH=/some/prefix
+#   target_link_libraries(app PRIVATE corral::corral)
+# Public headers are the <corral/...> headers of data/, models/, topologies/ and engine/ (none
+# includes oneTBB, Boost, Eigen, hwloc or nlohmann-json). The library is static by default, so
+# its compiled private dependencies (oneTBB, hwloc, zlib) are found again by CorralConfig.cmake
+# for the final link; the header-only ones (Eigen, Boost, nlohmann-json) are not needed.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+target_include_directories(corral PUBLIC $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+set_target_properties(corral PROPERTIES EXPORT_NAME corral)
+
+install(TARGETS corral EXPORT CorralTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS corral_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+foreach(_part data models topologies engine)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_part}/include/corral
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+endforeach()
+
+set(CORRAL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Corral)
+install(EXPORT CorralTargets NAMESPACE corral:: DESTINATION ${CORRAL_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/CorralConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/CorralConfig.cmake
+                              INSTALL_DESTINATION ${CORRAL_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/CorralConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/CorralConfig.cmake ${PROJECT_BINARY_DIR}/CorralConfigVersion.cmake
+        DESTINATION ${CORRAL_CMAKE_DIR})

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Consuming Corral as a package, both ways (SOURCE_DIR/examples is the consumer):
+#  1. cmake --install BUILD_DIR to a temporary prefix, then move the prefix (relocatable);
+#  2. configure examples/ as its own project with find_package(Corral) against it, build it
+#     and run every example through ctest;
+#  3. a project that add_subdirectory()s Corral's source and then examples/: build and run.
+#   install_test.sh SOURCE_DIR BUILD_DIR CXX [LAUNCHER] [BUILD_TYPE]
+set -euo pipefail
+src="$1"
+build="$2"
+cxx="$3"
+launcher="${4:-}"
+build_type="${5:-Release}"
+[ -n "$build_type" ] || build_type=Release
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
+common=(-G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DCMAKE_CXX_COMPILER="$cxx")
+[ -z "$launcher" ] || common+=(-DCMAKE_CXX_COMPILER_LAUNCHER="$launcher")
+
+echo "== install"
+cmake --install "$build" --prefix "$work/prefix"
+mv "$work/prefix" "$work/moved"  # a relocatable package works from wherever it lands
+test -f "$work/moved/lib/cmake/Corral/CorralConfig.cmake" ||
+  test -f "$work/moved/lib64/cmake/Corral/CorralConfig.cmake"
+test -f "$work/moved/include/corral/corral.h"
+test -x "$work/moved/bin/corral"
+if grep -rlE "$build|$src" "$work/moved/lib"*/cmake/Corral; then
+  echo "FAIL: the installed CMake files name the build or source tree (above)" >&2
+  exit 1
+fi
+
+echo "== examples against the installed package (find_package)"
+cmake -S "$src/examples" -B "$work/installed" "${common[@]}" -DCMAKE_PREFIX_PATH="$work/moved"
+cmake --build "$work/installed" -j "$jobs"
+ctest --test-dir "$work/installed" --output-on-failure
+
+echo "== examples with add_subdirectory(corral)"
+mkdir -p "$work/consumer"
+cat > "$work/consumer/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.25)
+project(CorralConsumer LANGUAGES CXX)
+enable_testing()
+add_subdirectory("$src" corral)
+add_subdirectory("$src/examples" examples)
+CMAKE
+cmake -S "$work/consumer" -B "$work/subdir" "${common[@]}"
+cmake --build "$work/subdir" -j "$jobs"
+ctest --test-dir "$work/subdir" --output-on-failure -L example
+echo "install test passed"
