@@ -102,6 +102,10 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i, as in Lian et al. 2017) "
                   "or step-then-mix")
       ->capture_default_str();
+  cmd->add_option("--group-size", c.group_size,
+                  "hogwild++: threads per replica (0 = the threads of a NUMA node; 1 when "
+                  "unpinned)")
+      ->capture_default_str();
   cmd->add_option("--metrics", c.metrics_path, "Write JSON lines metrics to this file");
   cmd->add_flag("--quiet", o.quiet, "Print only errors");
 }

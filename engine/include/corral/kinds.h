@@ -13,6 +13,8 @@ enum class Algorithm {
   kQsgd,      // sync with QSGD-quantized gradients (Alistarh et al. 2017)
   kDpsgd,     // decentralized: per-worker replicas gossiping with neighbours (Lian et al. 2017)
   kLocal,     // local SGD: H local steps between exact averages of the replicas
+  kAdpsgd,    // asynchronous pairwise gossip with a random neighbour (AD-PSGD, Lian et al. 2018)
+  kHogwildPP,  // hogwild inside groups of threads, groups synced on a token ring (HOGWILD++)
 };
 
 // D-PSGD's order of the two halves of a round (DESIGN.md §2).

@@ -85,6 +85,9 @@ struct TrainConfig {
   // dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i(x_i), Lian et al. 2017) or
   // step-then-mix (x_i <- sum_j W_ij (x_j - eta g_j(x_j))).
   MixOrder mix_order = MixOrder::kMixThenStep;
+  // hogwild++: threads per replica (group); 0: the threads of one NUMA node, or 1 when the
+  // placement is unknown (--pin none).
+  int group_size = 0;
 
   // Throws corral::Error (kBadConfig) naming the first invalid field.
   void Validate() const;
