@@ -1,5 +1,5 @@
 // AD-PSGD (Lian et al. 2018, "Asynchronous Decentralized Parallel Stochastic Gradient
-// Descent", Alg. 1) under RunShared (DESIGN.md §2): no rounds and nobody ever waits.
+// Descent", Alg. 1) under RunShared (DESIGN.md §2): no rounds, nobody waits for a neighbour.
 //
 // Worker i owns a replica x_i (first-touched on its own thread) and repeats over its shard:
 //   g = grad f(x_i; batch)           at x_i as it is now: neighbours may be averaging into it
@@ -8,25 +8,26 @@
 //   x_i <- ApplyStep(x_i, g, eta)    corral/step.h: sparse, per-coordinate proximal L2
 // With --gossip-every K only every K-th step averages. One worker has no neighbour: serial SGD.
 //
-// Concurrency: one flag per replica, only ever tried. The paper's analysis assumes each pairwise
-// average is atomic (it then preserves the replicas' mean exactly). Purely racy averaging
-// (relaxed element-wise, as in HOGWILD!) breaks that in a way that does not shrink with eta:
-// two workers averaging with the same x_j at once overwrite each other's x_j and shift the mean
-// by O(|x_i - x_k|), and with more workers than cores a sweep over d coordinates is often
-// preempted mid-way, so overlaps are common. So an average holds both replicas' flags. The
-// paper avoids deadlock between lock holders with a bipartite active/passive split; here no
-// worker ever waits for a flag at all: it tries its own flag, then its neighbours' starting at
-// the random one, and skips the average of this step if it gets no pair (counted, see
-// SkippedAverages()). Deadlock and livelock are impossible: every step finishes its gradient
-// step whatever the flags say. No allocation and no blocking on the hot path.
-// The gradient step takes place under the owner's flag when the owner holds it (always after
-// it averaged). If the owner's flag was busy (a neighbour is averaging x_i right now), the step
-// still goes through the same relaxed stores: a coordinate's step and that average may then
-// interleave and one of the two is lost, HOGWILD!'s tolerated race, of size O(eta).
+// Concurrency: one flag per replica. The paper's analysis assumes each pairwise average is
+// atomic (it then preserves the replicas' mean exactly). Purely racy averaging (relaxed
+// element-wise, as in HOGWILD!) breaks that in a way that does not shrink with eta: two workers
+// averaging with the same x_j at once overwrite each other's x_j, and a step's store of x_i[u]
+// that read x_i[u] before a neighbour's average wrote it undoes that coordinate of the average;
+// either shifts the mean by O(|x_i - x_j|). With more workers than cores a sweep over d
+// coordinates is often preempted mid-way, so such overlaps are common. So a replica is written
+// only under its flag: an average holds both replicas' flags, a gradient step its owner's.
+// Deadlock freedom: a flag is only ever *tried* for an average (the worker holds its own flag,
+// tries its neighbours' from the random one on, and skips the average of this step when none is
+// free: SkippedAverages()); the one wait is the owner's for its own flag, which somebody else
+// holds only for one average, a bounded loop during which the holder waits for nothing. So no
+// cycle of waits can form (the paper uses a bipartite active/passive split of lock holders
+// for the same end). The owner spins with a yield (more workers than cores: the holder may be
+// descheduled). No allocation on the hot path; gradients read x_i without the flag, possibly
+// mid-average (AD-PSGD computes on a stale x_i by design).
 //
-// Memory orders. Coordinates: std::atomic_ref<float> relaxed (Params), W: the owner (step) and
-// the holder of the replica's flag (average); R: the owner (gradient, stale by design) and the
-// holder. Flag: acquired with exchange(true, acquire) after a relaxed load saw it free (so a
+// Memory orders. Coordinates: std::atomic_ref<float> relaxed (Params), W: the holder of the
+// replica's flag (the owner's step, an average); R: the holder, and the owner's gradient
+// without the flag (stale by design). Flag: acquired with exchange(true, acquire) after a relaxed load saw it free (so a
 // busy flag's cache line stays shared), released with store(false, release): the coordinates
 // written under the flag happen-before the next holder's reads, so every average sees the
 // previous one whole (relaxed accesses alone could still read older values).
@@ -43,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include <corral/params.h>
@@ -85,16 +87,10 @@ class AdpsgdMode {
       if (halt_.load(std::memory_order_relaxed)) break;
       const std::size_t count = std::min(batch, order.size() - k);
       model_.Gradient(x, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
-      const bool own = TryAcquire(w);
-      if ((self.step + 1) % gossip_every_ == 0) {
-        if (own) {
-          AverageWithANeighbour(self, w);
-        } else {
-          ++self.skipped;  // a neighbour is averaging x_i right now
-        }
-      }
+      AcquireOwn(w);
+      if ((self.step + 1) % gossip_every_ == 0) AverageWithANeighbour(self, w);
       ApplyStep(x, *self.grad, eta);
-      if (own) Release(w);
+      Release(w);
       ++self.step;
       self.steps += count;
       self.position = k + count;
@@ -150,6 +146,8 @@ class AdpsgdMode {
     return total;
   }
   const Topology& topology() const { return topology_; }
+  // Worker w's replica: tests set different starting replicas from Setup.
+  std::span<float> Replica(int w) { return Worker(w).x; }
 
  private:
   // Thread safety: owner-only during an epoch (x: see the header); the coordinator reads it
@@ -158,7 +156,7 @@ class AdpsgdMode {
     std::vector<float> x;         // the replica
     std::uint64_t step = 0;       // steps taken in all epochs (picks the topology's round)
     std::uint64_t averages = 0;   // pairwise averages this worker started
-    std::uint64_t skipped = 0;    // averages skipped: own or every neighbour's flag was busy
+    std::uint64_t skipped = 0;    // averages skipped: every neighbour's flag was busy
     double clock = 0;             // virtual seconds: this thread's CPU time in epochs
   };
   // Thread safety: `busy` is the replica's flag (see the header); `sent` is written only by
@@ -173,6 +171,12 @@ class AdpsgdMode {
     // relaxed test first: a failed try costs no cache-line ownership; acquire on success
     // (see the header).
     return !busy.load(std::memory_order_relaxed) && !busy.exchange(true, std::memory_order_acquire);
+  }
+  // Worker w's own flag: held by others only for one average each (see the header).
+  void AcquireOwn(int w) {
+    for (int spins = 0; !TryAcquire(w); ++spins) {
+      if (spins >= 64) std::this_thread::yield();
+    }
   }
   void Release(int w) { SlotOf(w).busy.store(false, std::memory_order_release); }
 
