@@ -107,6 +107,13 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
       if (config.algorithm == Algorithm::kChoco) std::fprintf(out_, ", gamma %.3g", r.gamma);
       std::fprintf(out_, "\n");
     }
+  } else if (last.consensus && config.algorithm == Algorithm::kHogwildPP) {
+    std::fprintf(out_, "  replicas      groups of %s threads on a token ring, consensus %.3g\n",
+                 config.group_size > 0 ? std::to_string(config.group_size).c_str() : "a NUMA node's",
+                 *last.consensus);
+  } else if (last.consensus && config.algorithm == Algorithm::kAdpsgd) {
+    std::fprintf(out_, "  replicas      %s, pairwise averages, consensus %.3g, virtual time %.2fs\n",
+                 config.topology.c_str(), *last.consensus, last.virtual_s);
   } else if (last.consensus) {
     std::fprintf(out_, "  replicas      %s, %s, consensus %.3g, virtual time %.2fs\n",
                  config.algorithm == Algorithm::kLocal ? "complete" : config.topology.c_str(),

@@ -51,7 +51,9 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--l2", o.l2,
                   "L2 strength: objective = mean loss + (l2/2)|w|^2 (default 1/rows, "
                   "LIBLINEAR's C=1)");
-  cmd->add_option("--algo", o.algo, "Algorithm: hogwild, buckwild, locked, sync, qsgd, dpsgd, local, dcd, ecd, choco")
+  cmd->add_option("--algo", o.algo,
+                  "Algorithm: hogwild, buckwild, locked, sync, qsgd, dpsgd, local, dcd, ecd, choco, "
+                  "adpsgd, hogwild++")
       ->capture_default_str();
   cmd->add_option("--threads", c.threads, "Worker threads (0 = all hardware threads)")
       ->capture_default_str();
@@ -114,6 +116,10 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--mix-order", o.mix_order,
                   "dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i, as in Lian et al. 2017) "
                   "or step-then-mix")
+      ->capture_default_str();
+  cmd->add_option("--group-size", c.group_size,
+                  "hogwild++: threads per replica (0 = the threads of a NUMA node; 1 when "
+                  "unpinned)")
       ->capture_default_str();
   cmd->add_option("--metrics", c.metrics_path, "Write JSON lines metrics to this file");
   cmd->add_flag("--quiet", o.quiet, "Print only errors");

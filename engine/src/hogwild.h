@@ -5,7 +5,8 @@
 // epoch, and applies each mini-batch's gradient to the shared model through Params' relaxed
 // loads and stores: sparse models touch only the sample's coordinates. `locked` runs the same
 // loop with one mutex held around each gradient and update, the serialised baseline HOGWILD!
-// is measured against.
+// is measured against. HogwildSteps, the worker loop on any shared Params, is also the loop
+// inside each group of hogwild++ (hogwild_pp.h).
 #pragma once
 
 #include <algorithm>
@@ -23,10 +24,64 @@
 
 namespace corral::internal {
 
+// A HOGWILD! worker: its shard and, for the fused linear loop, this epoch's shrink table.
+// Thread safety: owner-only (see ShardWorker).
+template <typename M>
+struct HogwildWorker : ShardWorker<M> {
+  std::vector<float> shrink;  // fused linear loop: this epoch's 1 / (1 + eta * l2_u)
+};
+
+// One epoch of worker `self`'s HOGWILD! steps on the model `w`, which other workers may read
+// and write at the same time (Params' relaxed loads and stores), from sample `start` of its
+// order. A linear model with batch 1 takes linear_step.h's fused loop, anything else
+// Gradient() + ApplyStep(). About every `chunk` samples (and at no other time) the worker
+// checks `halt`, publishes its progress in `steps` and calls `between()`: hogwild++ passes its
+// ring's token there; hogwild passes a no-op.
+template <typename M, typename Between>
+void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, std::size_t batch,
+                  std::uint64_t start, std::size_t chunk, const std::atomic<bool>& halt,
+                  std::atomic<std::uint64_t>& steps, Between&& between) {
+  const std::span<const std::uint32_t> order(self.order);
+  if constexpr (kIsLinear<M>) {
+    if (batch == 1) {
+      ComputeShrink(model, eta, self.shrink);
+      const std::size_t d = model.NumParams();
+      constexpr std::size_t kAhead = 8;  // rows: a shuffled epoch misses the cache on every row
+      for (std::size_t k = start; k < order.size();) {
+        if (halt.load(std::memory_order_relaxed)) break;
+        const std::size_t end = std::min(order.size(), k + chunk);
+        for (; k < end; ++k) {
+          if (k + kAhead < order.size()) PrefetchRow(self.shard, order[k + kAhead]);
+          const std::uint32_t r = order[k];
+          LinearStep<typename LossOf<M>::type>(w, self.shard.Row(r), self.shard.Label(r), eta,
+                                               self.shrink.data(), d);
+        }
+        self.steps += end - self.position;
+        self.position = end;
+        steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+        between();
+      }
+      return;
+    }
+  }
+  for (std::size_t k = start; k < order.size(); k += batch) {
+    if (halt.load(std::memory_order_relaxed)) break;
+    const std::size_t count = std::min(batch, order.size() - k);
+    model.Gradient(w, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
+    ApplyStep(w, *self.grad, eta);
+    const std::uint64_t before = self.steps;
+    self.steps += count;
+    self.position = k + count;
+    if (self.steps / chunk != before / chunk) {
+      steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+      between();
+    }
+  }
+  steps.store(self.steps, std::memory_order_relaxed);
+}
+
 template <typename M, bool kLocked>
 class HogwildMode {
-  struct State;
-
  public:
   HogwildMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_),
@@ -41,31 +96,27 @@ class HogwildMode {
     self.BeginEpoch(plan_.config.seed, epoch, w, start);
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
-    const std::span<const std::uint32_t> order(self.order);
-    constexpr std::uint64_t kReportEvery = 256;
-    if constexpr (kIsLinear<M> && !kLocked) {
-      if (batch == 1) return FusedLinearEpoch(self, eta, start, steps);
-    }
-    for (std::size_t k = start; k < order.size(); k += batch) {
-      if (halt_.load(std::memory_order_relaxed)) break;
-      const std::size_t count = std::min(batch, order.size() - k);
-      if constexpr (kLocked) {
-        const std::lock_guard lock(mutex_);
-        model_.Gradient(w_, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
-        ApplyStep(w_, *self.grad, eta);
-      } else {
-        model_.Gradient(w_, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
-        ApplyStep(w_, *self.grad, eta);
+    constexpr std::size_t kChunk = 256;  // samples between halt checks and progress reports
+    if constexpr (!kLocked) {
+      HogwildSteps(model_, w_, self, eta, batch, start, kChunk, halt_, steps, [] {});
+    } else {
+      const std::span<const std::uint32_t> order(self.order);
+      for (std::size_t k = start; k < order.size(); k += batch) {
+        if (halt_.load(std::memory_order_relaxed)) break;
+        const std::size_t count = std::min(batch, order.size() - k);
+        {
+          const std::lock_guard lock(mutex_);
+          model_.Gradient(w_, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
+          ApplyStep(w_, *self.grad, eta);
+        }
+        const std::uint64_t before = self.steps;
+        self.steps += count;
+        self.position = k + count;
+        // Publish progress about every kChunk samples (a relaxed store: a display only).
+        if (self.steps / kChunk != before / kChunk) steps.store(self.steps, std::memory_order_relaxed);
       }
-      const std::uint64_t before = self.steps;
-      self.steps += count;
-      self.position = k + count;
-      // Publish progress about every kReportEvery samples (a relaxed store: a display only).
-      if (self.steps / kReportEvery != before / kReportEvery) {
-        steps.store(self.steps, std::memory_order_relaxed);
-      }
+      steps.store(self.steps, std::memory_order_relaxed);
     }
-    steps.store(self.steps, std::memory_order_relaxed);
   }
 
   std::uint64_t Position(int w) const { return Worker(w).position; }
@@ -85,33 +136,8 @@ class HogwildMode {
   std::uint64_t BytesSentMax() const { return 0; }
 
  private:
-  // hogwild of a linear model, one sample per step: linear_step.h's fused loop.
-  void FusedLinearEpoch(State& self, float eta, std::uint64_t start,
-                        std::atomic<std::uint64_t>& steps) {
-    ComputeShrink(model_, eta, self.shrink);
-    const std::span<const std::uint32_t> order(self.order);
-    const std::size_t d = model_.NumParams();
-    constexpr std::size_t kAhead = 8;  // rows: a shuffled epoch misses the cache on every row
-    constexpr std::size_t kChunk = 256;  // samples between halt checks and progress reports
-    for (std::size_t k = start; k < order.size();) {
-      if (halt_.load(std::memory_order_relaxed)) break;
-      const std::size_t end = std::min(order.size(), k + kChunk);
-      for (; k < end; ++k) {
-        if (k + kAhead < order.size()) PrefetchRow(self.shard, order[k + kAhead]);
-        const std::uint32_t r = order[k];
-        LinearStep<typename LossOf<M>::type>(w_, self.shard.Row(r), self.shard.Label(r), eta,
-                                             self.shrink.data(), d);
-      }
-      self.steps += end - self.position;
-      self.position = end;
-      steps.store(self.steps, std::memory_order_relaxed);  // progress display only
-    }
-  }
-
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
-  struct State : ShardWorker<M> {
-    std::vector<float> shrink;  // fused linear loop: this epoch's 1 / (1 + eta * l2_u)
-  };
+  using State = HogwildWorker<M>;
   State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
   const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
 

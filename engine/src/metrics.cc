@@ -90,6 +90,13 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
     if (last.compress_rel_error) j["compress_rel_error"] = *last.compress_rel_error;
   }
   if (!r.warnings.empty()) j["warnings"] = r.warnings;
+  if (config.algorithm == Algorithm::kAdpsgd || config.algorithm == Algorithm::kHogwildPP) {
+    // The asynchronous replica settings (hogwild++ always syncs over its ring of groups).
+    if (config.algorithm == Algorithm::kAdpsgd) j["topology"] = config.topology;
+    if (config.algorithm == Algorithm::kHogwildPP) j["group_size"] = config.group_size;
+    j["gossip_every"] = config.gossip_every;
+    if (last.consensus) j["consensus"] = *last.consensus;
+  }
   out_ << j.dump() << '\n';
   out_.flush();
   if (!out_) throw Error(ErrorCode::kIo, "writing metrics file " + path_ + " failed");

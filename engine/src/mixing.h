@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -49,6 +50,22 @@ inline void MeanOf(std::span<const std::span<const float>> replicas, std::span<d
   }
   const double n = static_cast<double>(replicas.size());
   for (double& m : mean) m /= n;
+}
+
+// out = the replicas' mean, each coordinate read with a relaxed std::atomic_ref load: for modes
+// whose owners write their replicas through relaxed atomic_ref (adpsgd, hogwild++), so a
+// LiveModel snapshot may run beside them. The mean mixes coordinates from different moments, as
+// any hogwild read does. The const_cast is sound: the replicas are non-const objects that only
+// ever change through atomic_ref (std::atomic_ref<const float> arrives in C++26).
+inline void RelaxedMeanOf(std::span<const std::span<const float>> replicas, std::span<float> out) {
+  std::vector<double> mean(out.size(), 0.0);
+  for (const std::span<const float> x : replicas) {
+    for (std::size_t u = 0; u < mean.size(); ++u) {
+      mean[u] += std::atomic_ref<float>(const_cast<float&>(x[u])).load(std::memory_order_relaxed);
+    }
+  }
+  const double n = static_cast<double>(replicas.size());
+  for (std::size_t u = 0; u < out.size(); ++u) out[u] = static_cast<float>(mean[u] / n);
 }
 
 // The consensus distance (1/n) sum_i |x_i - mean|^2 (DESIGN.md §7), in double.

@@ -11,12 +11,14 @@
 #include <corral/custom_model.h>
 #include <corral/error.h>
 
+#include "engine/src/adpsgd.h"
 #include "engine/src/buckwild.h"
 #include "engine/src/channel/link.h"
 #include "engine/src/compressed_gossip.h"
 #include "engine/src/dpsgd.h"
 #include "engine/src/erased_model.h"
 #include "engine/src/hogwild.h"
+#include "engine/src/hogwild_pp.h"
 #include "engine/src/model_registry.h"
 #include "engine/src/sync_sgd.h"
 
@@ -36,7 +38,7 @@ Enum ParseName(std::string_view what, std::string_view name,
                   valid + ")");
 }
 
-constexpr std::array<std::pair<std::string_view, Algorithm>, 10> kAlgorithms{{
+constexpr std::array<std::pair<std::string_view, Algorithm>, 12> kAlgorithms{{
     {"hogwild", Algorithm::kHogwild},
     {"buckwild", Algorithm::kBuckwild},
     {"locked", Algorithm::kLocked},
@@ -47,6 +49,8 @@ constexpr std::array<std::pair<std::string_view, Algorithm>, 10> kAlgorithms{{
     {"dcd", Algorithm::kDcd},
     {"ecd", Algorithm::kEcd},
     {"choco", Algorithm::kChoco},
+    {"adpsgd", Algorithm::kAdpsgd},
+    {"hogwild++", Algorithm::kHogwildPP},
 }};
 constexpr std::array<std::pair<std::string_view, MixOrder>, 2> kMixOrders{{
     {"mix-then-step", MixOrder::kMixThenStep},
@@ -125,6 +129,15 @@ void TrainConfig::Validate() const {
   if (gossip_every < 1) {
     BadConfig("--gossip-every must be >= 1, got " + std::to_string(gossip_every));
   }
+  if (group_size < 0) {
+    BadConfig("--group-size must be >= 0 (0: the threads of a NUMA node), got " +
+              std::to_string(group_size));
+  }
+  if (algorithm == Algorithm::kAdpsgd && compress != "none" && compress != "qsgd:8") {
+    // "qsgd:8" is the field's default (qsgd's compressor), so it cannot mean a request here.
+    BadConfig("--compress '" + compress +
+              "' is not supported by adpsgd: it exchanges full-precision models (expected none)");
+  }
   internal::ParseLinkMode(link_mode);  // throws kBadConfig naming the value
   if (!std::isfinite(gamma) || (gamma != kGammaTheory && (gamma < 0 || gamma > 1))) {
     BadConfig("--gamma must be in (0, 1], or 'theory' (0: the default), got " +
@@ -191,6 +204,10 @@ TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
     case Algorithm::kChoco:
       return RunShared<M, CompressedGossipMode<M>>(model, test, std::move(plan), searched, l2,
                                                    observer);
+    case Algorithm::kAdpsgd:
+      return RunShared<M, AdpsgdMode<M>>(model, test, std::move(plan), searched, l2, observer);
+    case Algorithm::kHogwildPP:
+      return RunShared<M, HogwildPPMode<M>>(model, test, std::move(plan), searched, l2, observer);
     case Algorithm::kBuckwild:
       if constexpr (requires { &M::L2Weight; }) {
         const auto run = [&]<typename D, typename T>() {
@@ -222,7 +239,8 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
   // A bad --topology fails before the step-size search spends time on the data.
-  if (config.algorithm == Algorithm::kDpsgd || internal::IsCompressedGossip(config.algorithm)) {
+  if (config.algorithm == Algorithm::kDpsgd || internal::IsCompressedGossip(config.algorithm) ||
+      config.algorithm == Algorithm::kAdpsgd) {
     MakeTopology(config.topology, threads);
   }
 

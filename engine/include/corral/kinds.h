@@ -16,6 +16,8 @@ enum class Algorithm {
   kDcd,       // D-PSGD sending compressed differences; exact replicas (Tang et al. 2018, Alg. 1)
   kEcd,       // D-PSGD sending compressed extrapolations (Tang et al. 2018, Alg. 2)
   kChoco,     // CHOCO-SGD: compressed gossip with memories, any compressor (Koloskova et al. 2019)
+  kAdpsgd,    // asynchronous pairwise gossip with a random neighbour (AD-PSGD, Lian et al. 2018)
+  kHogwildPP,  // hogwild inside groups of threads, groups synced on a token ring (HOGWILD++)
 };
 
 // D-PSGD's order of the two halves of a round (DESIGN.md §2).

@@ -95,6 +95,9 @@ struct TrainConfig {
   // dcd, ecd: refuse (kBadConfig) a biased compressor or a W that is not symmetric doubly
   // stochastic, instead of training with a warning.
   bool strict = false;
+  // hogwild++: threads per replica (group); 0: the threads of one NUMA node, or 1 when the
+  // placement is unknown (--pin none).
+  int group_size = 0;
 
   // Throws corral::Error (kBadConfig) naming the first invalid field.
   void Validate() const;

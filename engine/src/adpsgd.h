@@ -1,0 +1,231 @@
+// AD-PSGD (Lian et al. 2018, "Asynchronous Decentralized Parallel Stochastic Gradient
+// Descent", Alg. 1) under RunShared (DESIGN.md §2): no rounds, nobody waits for a neighbour.
+//
+// Worker i owns a replica x_i (first-touched on its own thread) and repeats over its shard:
+//   g = grad f(x_i; batch)           at x_i as it is now: neighbours may be averaging into it
+//   j = a uniformly random neighbour of i in the topology (--topology, default ring)
+//   x_i, x_j <- (x_i + x_j) / 2      on both sides, exclusive with any other average of i or j
+//   x_i <- ApplyStep(x_i, g, eta)    corral/step.h: sparse, per-coordinate proximal L2
+// With --gossip-every K only every K-th step averages. One worker has no neighbour: serial SGD.
+//
+// Concurrency: one flag per replica. The paper's analysis assumes each pairwise average is
+// atomic (it then preserves the replicas' mean exactly). Purely racy averaging (relaxed
+// element-wise, as in HOGWILD!) breaks that in a way that does not shrink with eta: two workers
+// averaging with the same x_j at once overwrite each other's x_j, and a step's store of x_i[u]
+// that read x_i[u] before a neighbour's average wrote it undoes that coordinate of the average;
+// either shifts the mean by O(|x_i - x_j|). With more workers than cores a sweep over d
+// coordinates is often preempted mid-way, so such overlaps are common. So a replica is written
+// only under its flag: an average holds both replicas' flags, a gradient step its owner's.
+// Deadlock freedom: a flag is only ever *tried* for an average (the worker holds its own flag,
+// tries its neighbours' from the random one on, and skips the average of this step when none is
+// free: SkippedAverages()); the one wait is the owner's for its own flag, which somebody else
+// holds only for one average, a bounded loop during which the holder waits for nothing. So no
+// cycle of waits can form (the paper uses a bipartite active/passive split of lock holders
+// for the same end). The owner spins with a yield (more workers than cores: the holder may be
+// descheduled). No allocation on the hot path; gradients read x_i without the flag, possibly
+// mid-average (AD-PSGD computes on a stale x_i by design).
+//
+// Memory orders. Coordinates: std::atomic_ref<float> relaxed (Params), W: the holder of the
+// replica's flag (the owner's step, an average); R: the holder, and the owner's gradient
+// without the flag (stale by design). Flag: acquired with exchange(true, acquire) after a relaxed load saw it free (so a
+// busy flag's cache line stays shared), released with store(false, release): the coordinates
+// written under the flag happen-before the next holder's reads, so every average sees the
+// previous one whole (relaxed accesses alone could still read older values).
+//
+// Costs and clocks. Each average moves d floats each way: d*4 bytes sent by each of i and j.
+// A worker's virtual clock is its thread's CPU time (mixing.h), as if each had a core.
+// Resume works mid-epoch as in hogwild (no rounds to line up), from the replicas' mean.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include <corral/params.h>
+#include <corral/step.h>
+#include <corral/topology.h>
+
+#include "engine/src/dpsgd.h"
+#include "engine/src/mixing.h"
+#include "engine/src/run_shared.h"
+#include "engine/src/shard_worker.h"
+
+namespace corral::internal {
+
+template <typename M>
+class AdpsgdMode {
+ public:
+  AdpsgdMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
+      : model_(model), plan_(plan), halt_(halt),
+        topology_(MakeTopology(plan.config.topology, plan.threads,
+                               {.groups = NumaGroups(plan.worker_numa)})),
+        gossip_every_(static_cast<std::uint64_t>(plan.config.gossip_every)),
+        workers_(static_cast<std::size_t>(plan.threads)),
+        slots_(std::make_unique<Slot[]>(static_cast<std::size_t>(plan.threads))) {}
+
+  void Setup(int w) {
+    State& self = Worker(w);
+    self.Build(model_, plan_.train, w, plan_.threads, Batch());
+    self.x.assign(plan_.initial.begin(), plan_.initial.end());  // first touch: NUMA-local
+  }
+
+  void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
+    State& self = Worker(w);
+    self.BeginEpoch(plan_.config.seed, epoch, w, start);
+    const float eta = plan_.EpochLr(epoch);
+    const std::size_t batch = Batch();
+    const std::span<const std::uint32_t> order(self.order);
+    const Params x(self.x);
+    const double cpu_start = ThreadCpuSeconds();
+    for (std::size_t k = start; k < order.size(); k += batch) {
+      if (halt_.load(std::memory_order_relaxed)) break;
+      const std::size_t count = std::min(batch, order.size() - k);
+      model_.Gradient(x, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
+      AcquireOwn(w);
+      if ((self.step + 1) % gossip_every_ == 0) AverageWithANeighbour(self, w);
+      ApplyStep(x, *self.grad, eta);
+      Release(w);
+      ++self.step;
+      self.steps += count;
+      self.position = k + count;
+      steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+    }
+    self.clock += ThreadCpuSeconds() - cpu_start;
+  }
+
+  std::uint64_t Position(int w) const { return Worker(w).position; }
+  std::uint64_t EpochLength(int w) const {
+    return ShardBegin(plan_.train.rows(), w + 1, plan_.threads) -
+           ShardBegin(plan_.train.rows(), w, plan_.threads);
+  }
+  std::uint64_t Samples() const {
+    std::uint64_t total = 0;
+    for (const State& s : workers_) total += s.steps;
+    return total;
+  }
+  // The replicas' mean, the model evaluation and checkpoints see.
+  void Snapshot(std::span<float> out) const {
+    std::vector<double> mean(out.size());
+    MeanOf(Replicas(), mean);
+    for (std::size_t u = 0; u < out.size(); ++u) out[u] = static_cast<float>(mean[u]);
+  }
+  // While the workers run (LiveModel): the same mean, read with relaxed atomic loads.
+  void LiveSnapshot(std::span<float> out) const { RelaxedMeanOf(Replicas(), out); }
+  double Consensus() const { return ConsensusDistance(Replicas()); }
+  // The busiest worker's CPU time: the run's time with a core per worker.
+  std::optional<double> VirtualSeconds() const {
+    double most = 0;
+    for (const State& s : workers_) most = std::max(most, s.clock);
+    return most;
+  }
+  std::uint64_t BytesSent() const {
+    std::uint64_t total = 0;
+    for (int w = 0; w < plan_.threads; ++w) total += SlotOf(w).sent;
+    return total;
+  }
+  std::uint64_t BytesSentMax() const {
+    std::uint64_t most = 0;
+    for (int w = 0; w < plan_.threads; ++w) most = std::max(most, SlotOf(w).sent);
+    return most;
+  }
+
+  // White-box counters for tests, read while the workers are parked: pairwise averages
+  // started by any worker, and steps that wanted to average but found no free pair.
+  std::uint64_t Averages() const {
+    std::uint64_t total = 0;
+    for (const State& s : workers_) total += s.averages;
+    return total;
+  }
+  std::uint64_t SkippedAverages() const {
+    std::uint64_t total = 0;
+    for (const State& s : workers_) total += s.skipped;
+    return total;
+  }
+  const Topology& topology() const { return topology_; }
+  // Worker w's replica: tests set different starting replicas from Setup.
+  std::span<float> Replica(int w) { return Worker(w).x; }
+
+ private:
+  // Thread safety: owner-only during an epoch (x: see the header); the coordinator reads it
+  // while the workers are parked.
+  struct State : ShardWorker<M> {
+    std::vector<float> x;         // the replica
+    std::uint64_t step = 0;       // steps taken in all epochs (picks the topology's round)
+    std::uint64_t averages = 0;   // pairwise averages this worker started
+    std::uint64_t skipped = 0;    // averages skipped: every neighbour's flag was busy
+    double clock = 0;             // virtual seconds: this thread's CPU time in epochs
+  };
+  // Thread safety: `busy` is the replica's flag (see the header); `sent` is written only by
+  // a worker holding `busy`, and read by the coordinator while the workers are parked.
+  struct alignas(kCacheLine) Slot {
+    std::atomic<bool> busy{false};
+    std::uint64_t sent = 0;  // bytes this replica's owner sent (its side of each average)
+  };
+
+  bool TryAcquire(int w) {
+    std::atomic<bool>& busy = SlotOf(w).busy;
+    // relaxed test first: a failed try costs no cache-line ownership; acquire on success
+    // (see the header).
+    return !busy.load(std::memory_order_relaxed) && !busy.exchange(true, std::memory_order_acquire);
+  }
+  // Worker w's own flag: held by others only for one average each (see the header).
+  void AcquireOwn(int w) {
+    for (int spins = 0; !TryAcquire(w); ++spins) {
+      if (spins >= 64) std::this_thread::yield();
+    }
+  }
+  void Release(int w) { SlotOf(w).busy.store(false, std::memory_order_release); }
+
+  // Worker w, holding its own flag: averages with the first neighbour whose flag it gets,
+  // trying them from a random one on.
+  void AverageWithANeighbour(State& self, int w) {
+    const std::span<const Neighbour> peers = topology_.Neighbours(w, self.step);
+    if (peers.empty()) return;  // one worker
+    const std::size_t first = static_cast<std::size_t>(self.rng.Below(peers.size()));
+    for (std::size_t t = 0; t < peers.size(); ++t) {
+      const int j = peers[(first + t) % peers.size()].worker;
+      if (!TryAcquire(j)) continue;
+      const Params xi(self.x), xj(Worker(j).x);
+      for (std::size_t u = 0; u < xi.size(); ++u) {
+        const float mean = 0.5f * (xi.Load(u) + xj.Load(u));
+        xi.Store(u, mean);
+        xj.Store(u, mean);
+      }
+      const std::uint64_t bytes = xi.size() * sizeof(float);
+      SlotOf(w).sent += bytes;  // under w's flag
+      SlotOf(j).sent += bytes;  // under j's flag
+      Release(j);
+      ++self.averages;
+      return;
+    }
+    ++self.skipped;
+  }
+
+  std::vector<std::span<const float>> Replicas() const {
+    std::vector<std::span<const float>> replicas;
+    for (const State& s : workers_) replicas.emplace_back(s.x);
+    return replicas;
+  }
+
+  std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
+  State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
+  const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
+  Slot& SlotOf(int w) { return slots_[static_cast<std::size_t>(w)]; }
+  const Slot& SlotOf(int w) const { return slots_[static_cast<std::size_t>(w)]; }
+
+  const M& model_;
+  const RunPlan& plan_;
+  std::atomic<bool>& halt_;
+  const Topology topology_;
+  const std::uint64_t gossip_every_;
+  std::vector<State> workers_;
+  std::unique_ptr<Slot[]> slots_;
+};
+
+}  // namespace corral::internal

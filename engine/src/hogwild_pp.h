@@ -1,0 +1,271 @@
+// HOGWILD++ (Zhang, Hsieh, Akella 2016, "HogWild++: A New Mechanism for Decentralized
+// Asynchronous Stochastic Gradient Descent", ICDM) under RunShared (DESIGN.md §2).
+//
+// The threads form N groups (clusters); group g shares one replica x_g, first-touched by its
+// first worker, and its threads run plain HOGWILD! on it (hogwild.h's HogwildSteps: the fused
+// linear loop or Gradient() + ApplyStep(), relaxed loads and stores). Groups:
+//   --group-size c > 0: workers [g c, (g+1) c) form group g (compact pinning fills a core's
+//     neighbours first, so a group is local);
+//   --group-size 0: one group per NUMA node the workers run on (DimmWitted's per-node
+//     replication; one node: plain hogwild); when any worker's node is unknown (--pin none)
+//     c = 1: without placement a shared replica could span sockets, and a replica per thread
+//     never makes remote threads write the same cache lines.
+//
+// Synchronisation: the paper's token ring over the groups 0 -> 1 -> ... -> N-1 -> 0. Each group
+// keeps o_g, its replica as of its last synchronisation (initially the starting model). The
+// worker of group g that takes the token (the first to see it at a chunk boundary) mixes with
+// the next group n = g+1 mod N, coordinate by coordinate:
+//   delta = x_g - o_g                                  (g's progress since its last sync)
+//   x_g  <- lambda x_n + (1 - lambda) x_g + (beta + lambda - 1) delta
+//        =  (1 - lambda) o_g + lambda x_n + beta delta
+//   x_n  <- x_n + beta delta                           (the update travels on, decayed by beta)
+//   o_g  <- x_g
+// with beta the root in (0, 1) of beta^N + beta - 1 = 0 and lambda = 1 - beta^(N-1) (the
+// paper's choice: an update reaching the end of the ring has decayed to beta^N = 1 - beta).
+// The holder then keeps the token for K more of its own samples and passes it to group n.
+// K = --gossip-every (in steps of --batch samples); the default 1 means "auto" for hogwild++:
+// K samples with K = max(64, 8 d / nnz per row), so that a sync (3 passes over d floats) costs
+// a few percent of the compute between syncs (K samples of nnz coordinates each); one sync per
+// step would cost more than the steps whenever d >> nnz. A worker that ends its epoch while
+// holding the token passes it at once. One group (N = 1) never synchronises: hogwild.
+//
+// Memory orders. Replicas: std::atomic_ref<float> relaxed (Params). W: the group's threads
+// (steps) and the syncing holders of g and of g-1 (x_g += beta delta); R: the same. The
+// cross-group writes race with the steps of the group written to, as HOGWILD!'s races do: a
+// coordinate's step or sync may be lost, nothing tears. Token (one std::atomic<uint32_t>):
+// 2g means group g may take it, 2g+1 that a worker of g holds it. Taken with
+// compare_exchange (acquire) after a relaxed load saw 2g (only then), passed with a release
+// store of 2n: o_g (plain floats, touched only by a holder of g's token) is handed from holder
+// to holder of g with happens-before through the chain of release/acquire pairs around the
+// ring, so o_g needs no atomics. No thread ever waits for the token; a failing worker that
+// holds it just stops the ring until the run ends (RunShared's halt stops everyone anyway).
+// Bytes: each sync counts 2 d * 4 bytes to the syncing worker (it writes beta delta into x_n
+// and reads x_n, both across groups).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <corral/params.h>
+
+#include "engine/src/hogwild.h"
+#include "engine/src/mixing.h"
+#include "engine/src/run_shared.h"
+
+namespace corral::internal {
+
+// The root in (0, 1) of beta^N + beta - 1 = 0 (N >= 1), by bisection: the left side rises
+// from -1 at 0 to 1 at 1.
+inline double HogwildPPBeta(int groups) {
+  double lo = 0, hi = 1;
+  for (int it = 0; it < 100; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (std::pow(mid, groups) + mid - 1 < 0 ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// Each worker's group: contiguous groups of `group_size`, or by NUMA node when 0 (see the
+// header), numbered 0.. in order of their first worker.
+inline std::vector<int> HogwildPPGroups(int threads, int group_size, const std::vector<int>& numa) {
+  std::vector<int> group(static_cast<std::size_t>(threads));
+  const bool by_node = group_size == 0 && numa.size() == group.size() &&
+                       std::all_of(numa.begin(), numa.end(), [](int node) { return node >= 0; });
+  const int size = group_size > 0 ? group_size : 1;
+  std::vector<int> nodes;  // NUMA ids in order of first appearance
+  for (int w = 0; w < threads; ++w) {
+    if (!by_node) {
+      group[static_cast<std::size_t>(w)] = w / size;
+      continue;
+    }
+    const int node = numa[static_cast<std::size_t>(w)];
+    auto at = std::find(nodes.begin(), nodes.end(), node);
+    if (at == nodes.end()) at = nodes.insert(nodes.end(), node);
+    group[static_cast<std::size_t>(w)] = static_cast<int>(at - nodes.begin());
+  }
+  return group;
+}
+
+template <typename M>
+class HogwildPPMode {
+ public:
+  HogwildPPMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
+      : model_(model), plan_(plan), halt_(halt),
+        group_of_(HogwildPPGroups(plan.threads, plan.config.group_size, plan.worker_numa)),
+        groups_(static_cast<std::size_t>(*std::max_element(group_of_.begin(), group_of_.end()) + 1)),
+        workers_(static_cast<std::size_t>(plan.threads)) {
+    const int n = Groups();
+    beta_ = static_cast<float>(HogwildPPBeta(n));
+    lambda_ = static_cast<float>(1 - std::pow(static_cast<double>(beta_), n - 1));
+    const std::size_t batch = static_cast<std::size_t>(plan.config.batch);
+    hold_ = static_cast<std::uint64_t>(plan.config.gossip_every) * batch;
+    if (plan.config.gossip_every == 1) {
+      const double rows = static_cast<double>(std::max<std::size_t>(1, plan.train.rows()));
+      const double nnz = std::max(1.0, static_cast<double>(plan.train.nnz()) / rows);
+      const double d = static_cast<double>(model.NumParams());
+      hold_ = std::max<std::uint64_t>(64, static_cast<std::uint64_t>(std::ceil(8 * d / nnz)));
+    }
+    // Workers look at the token every `chunk_` samples: often enough to hold it about K.
+    chunk_ = static_cast<std::size_t>(std::clamp<std::uint64_t>(hold_ / 4, 1, 256));
+  }
+
+  void Setup(int w) {
+    State& self = Worker(w);
+    self.Build(model_, plan_.train, w, plan_.threads, Batch());
+    const int g = GroupOf(w);
+    if (FirstOf(g) == w) {  // first touch of the group's replica and snapshot by its first worker
+      groups_[static_cast<std::size_t>(g)].x.assign(plan_.initial.begin(), plan_.initial.end());
+      groups_[static_cast<std::size_t>(g)].old.assign(plan_.initial.begin(), plan_.initial.end());
+    }
+  }
+
+  void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
+    State& self = Worker(w);
+    self.BeginEpoch(plan_.config.seed, epoch, w, start);
+    const int g = GroupOf(w);
+    const Params x(groups_[static_cast<std::size_t>(g)].x);
+    try {
+      HogwildSteps(model_, x, self, plan_.EpochLr(epoch), Batch(), start, chunk_, halt_, steps,
+                   [&] { Ring(self, g); });
+    } catch (...) {
+      if (self.holding) Pass(self, g);
+      throw;
+    }
+    if (self.holding) Pass(self, g);  // the others may go on while this worker is parked
+  }
+
+  std::uint64_t Position(int w) const { return Worker(w).position; }
+  std::uint64_t EpochLength(int w) const {
+    return ShardBegin(plan_.train.rows(), w + 1, plan_.threads) -
+           ShardBegin(plan_.train.rows(), w, plan_.threads);
+  }
+  std::uint64_t Samples() const {
+    std::uint64_t total = 0;
+    for (const State& s : workers_) total += s.steps;
+    return total;
+  }
+  // The group replicas' mean.
+  void Snapshot(std::span<float> out) const {
+    std::vector<double> mean(out.size());
+    MeanOf(Replicas(), mean);
+    for (std::size_t u = 0; u < out.size(); ++u) out[u] = static_cast<float>(mean[u]);
+  }
+  // While the workers run (LiveModel): the same mean, read with relaxed atomic loads.
+  void LiveSnapshot(std::span<float> out) const { RelaxedMeanOf(Replicas(), out); }
+  double Consensus() const { return ConsensusDistance(Replicas()); }
+  std::uint64_t BytesSent() const {
+    std::uint64_t total = 0;
+    for (const State& s : workers_) total += s.sent;
+    return total;
+  }
+  std::uint64_t BytesSentMax() const {
+    std::uint64_t most = 0;
+    for (const State& s : workers_) most = std::max(most, s.sent);
+    return most;
+  }
+
+  // For tests and reports, read while the workers are parked.
+  int Groups() const { return static_cast<int>(groups_.size()); }
+  int GroupOf(int w) const { return group_of_[static_cast<std::size_t>(w)]; }
+  float beta() const { return beta_; }
+  float lambda() const { return lambda_; }
+  std::uint64_t HoldSamples() const { return hold_; }
+  std::uint64_t Syncs() const {
+    std::uint64_t total = 0;
+    for (const State& s : workers_) total += s.syncs;
+    return total;
+  }
+
+ private:
+  // Thread safety: owner-only; the coordinator reads it while the workers are parked.
+  struct State : HogwildWorker<M> {
+    bool holding = false;       // this worker holds its group's turn on the ring
+    std::uint64_t pass_at = 0;  // ... until its `steps` reach this
+    std::uint64_t syncs = 0;
+    std::uint64_t sent = 0;     // bytes
+  };
+  // Thread safety: x by any worker (relaxed, see the header); old by the holder of the
+  // group's token only; both first written in Setup by the group's first worker.
+  struct Group {
+    std::vector<float> x;    // the replica
+    std::vector<float> old;  // o_g: the replica after its last sync
+  };
+
+  // At a chunk boundary of a worker of group g: pass the token when held long enough, or
+  // take it and sync when it is g's turn.
+  void Ring(State& self, int g) {
+    if (Groups() == 1) return;
+    if (self.holding) {
+      if (self.steps >= self.pass_at) Pass(self, g);
+      return;
+    }
+    const auto mine = static_cast<std::uint32_t>(2 * g);
+    std::uint32_t expected = mine;
+    // relaxed look first: most checks find another group's turn and must not write the line.
+    if (token_.load(std::memory_order_relaxed) != mine ||
+        !token_.compare_exchange_strong(expected, mine + 1, std::memory_order_acquire,
+                                        std::memory_order_relaxed)) {
+      return;
+    }
+    Sync(g);
+    ++self.syncs;
+    self.sent += 2 * groups_[static_cast<std::size_t>(g)].old.size() * sizeof(float);
+    self.holding = true;
+    self.pass_at = self.steps + hold_;
+  }
+
+  void Pass(State& self, int g) {
+    const int next = (g + 1) % Groups();
+    token_.store(static_cast<std::uint32_t>(2 * next), std::memory_order_release);
+    self.holding = false;
+  }
+
+  // The HOGWILD++ update of group g with the next group (see the header).
+  void Sync(int g) {
+    Group& self = groups_[static_cast<std::size_t>(g)];
+    const Params x(self.x), xn(groups_[static_cast<std::size_t>((g + 1) % Groups())].x);
+    float* const old = self.old.data();
+    const float keep = beta_ + lambda_ - 1;
+    for (std::size_t u = 0; u < x.size(); ++u) {
+      const float xu = x.Load(u);
+      const float delta = xu - old[u];
+      const float next = xn.Load(u);
+      const float mixed = lambda_ * next + (1 - lambda_) * xu + keep * delta;
+      xn.Store(u, next + beta_ * delta);
+      x.Store(u, mixed);
+      old[u] = mixed;
+    }
+  }
+
+  int FirstOf(int g) const {
+    return static_cast<int>(std::find(group_of_.begin(), group_of_.end(), g) - group_of_.begin());
+  }
+  std::vector<std::span<const float>> Replicas() const {
+    std::vector<std::span<const float>> replicas;
+    for (const Group& group : groups_) replicas.emplace_back(group.x);
+    return replicas;
+  }
+  std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
+  State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
+  const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
+
+  const M& model_;
+  const RunPlan& plan_;
+  std::atomic<bool>& halt_;
+  const std::vector<int> group_of_;
+  std::vector<Group> groups_;
+  std::vector<State> workers_;
+  float beta_ = 1;
+  float lambda_ = 0;
+  std::uint64_t hold_ = 1;   // samples a holder keeps the token after its sync (K)
+  std::size_t chunk_ = 256;  // samples between looks at the token
+  // The ring's token: W/R any worker (see the header); between epochs nobody holds it.
+  alignas(kCacheLine) std::atomic<std::uint32_t> token_{0};
+};
+
+}  // namespace corral::internal
