@@ -52,7 +52,8 @@ def main():
                                "--compress", s, "--lr", lr)
             obj = math.nan if run.diverged else run.get("objective")
             bytes_max = run.get("bytes_sent_max")
-            rel = run.points[-1].get("compress_rel_error", math.nan) if run.points else math.nan
+            rel = run.points[-1].get("compress_rel_error") if run.points else None
+            rel = math.nan if rel is None else rel
             table[algo, spec] = obj
             rows.append([algo, s, f"{obj:.6g}", int(bytes_max) if not math.isnan(bytes_max) else "",
                          f"{bytes_max / ref_bytes:.4f}" if ref_bytes else "", f"{rel:.4g}",

@@ -89,8 +89,9 @@ struct TrainConfig {
   // dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i(x_i), Lian et al. 2017) or
   // step-then-mix (x_i <- sum_j W_ij (x_j - eta g_j(x_j))).
   MixOrder mix_order = MixOrder::kMixThenStep;
-  // choco: consensus step size in (0, 1]; 0 picks min(1, 4 delta) for the compressor's
-  // quality delta, kGammaTheory the (tiny, safe) value of Koloskova et al. 2019's theorem.
+  // choco: consensus step size in (0, 1]; 0 picks min(1, c delta) for the compressor's
+  // quality delta (c = 4 for top-k and sign, 1 for random codecs), kGammaTheory the (tiny,
+  // safe) value of Koloskova et al. 2019's theorem.
   double gamma = 0;
   // dcd, ecd: refuse (kBadConfig) a biased compressor or a W that is not symmetric doubly
   // stochastic, instead of training with a warning.
