@@ -25,7 +25,8 @@ class EveryCodec : public ::testing::TestWithParam<const char*> {};
 
 INSTANTIATE_TEST_SUITE_P(AllCodecs, EveryCodec,
                          ::testing::Values("none", "fp16", "bf16", "qsgd:2", "qsgd:3", "qsgd:4",
-                                           "qsgd:5", "qsgd:8", "qsgd:11", "qsgd:16", "quant:2",
+                                           "qsgd:5", "qsgd:8", "qsgd:11", "qsgd:16", "qsgd:8:0",
+                                           "qsgd:4:7", "qsgd:8:256", "quant:2",
                                            "quant:3", "quant:8", "quant:13", "quant:16",
                                            "randk:0.1", "randk:0.3:unscaled", "topk:0.1", "topk:1",
                                            "sign", "ef:none", "ef:qsgd:4", "ef:topk:0.05",
@@ -88,8 +89,8 @@ TEST_P(EveryCodec, ZeroVectorDecodesToZero) {
   }
 }
 
-// Documented in compressor.h: NaN/inf never crash; the scaled codecs turn the whole message into
-// NaN, the casts and sparse codecs pass each coordinate through.
+// Documented in compressor.h: NaN/inf never crash; the scaled codecs turn the whole message (qsgd:
+// the bucket) into NaN, the casts and sparse codecs pass each coordinate through.
 TEST_P(EveryCodec, NonFiniteInputIsCarriedNotHidden) {
   constexpr std::size_t kD = 300;
   const std::string spec = GetParam();
@@ -102,7 +103,12 @@ TEST_P(EveryCodec, NonFiniteInputIsCarriedNotHidden) {
   const bool scaled = spec.find("qsgd") != std::string::npos ||
                       spec.find("quant") != std::string::npos ||
                       spec.find("sign") != std::string::npos;
-  if (scaled) {
+  if (spec == "qsgd:4:7" || spec == "qsgd:8:256") {  // only the buckets holding 3 and 200
+    const std::size_t bucket = spec == "qsgd:4:7" ? 7 : 256;
+    for (std::size_t k = 0; k < kD; ++k) {
+      EXPECT_EQ(std::isnan(q[k]), k / bucket == 3 / bucket || k / bucket == 200 / bucket) << k;
+    }
+  } else if (scaled) {
     for (float x : q) EXPECT_TRUE(std::isnan(x));
   } else if (spec.find("randk") == std::string::npos) {  // casts, topk: both are sent
     EXPECT_TRUE(std::isnan(q[3]));
@@ -181,7 +187,7 @@ TEST_P(EveryCodec, DeclaredDeltaHoldsEmpirically) {
 
 // Bad specs: kBadConfig naming the spec and listing the valid forms.
 TEST(CompressSpec, BadSpecsNameTheSpecAndTheValidForms) {
-  for (const char* bad : {"qsgd:1", "qsgd:17", "qsgd:8.5", "qsgd", "qsgd:8:1", "quant:0", "topk:0",
+  for (const char* bad : {"qsgd:1", "qsgd:17", "qsgd:8.5", "qsgd", "qsgd:8:-1", "qsgd:8:x", "qsgd:8:1:1", "quant:0", "topk:0",
                           "topk:1.5", "topk:-0.1", "topk:nan", "randk:x", "randk:0.1:scaled", "foo",
                           "", "none:1", "ef:", "ef:ef:sign", "ef:foo", "sign:2"}) {
     try {
@@ -201,6 +207,8 @@ TEST(CompressSpec, AliasesAndNumbersAreCanonicalised) {
   EXPECT_EQ(MakeCompressor("randk:0.010", 4)->spec(), "randk:0.01");
   EXPECT_EQ(MakeCompressor("topk:1e-2", 4)->spec(), "topk:0.01");
   EXPECT_EQ(MakeCompressor("qsgd:08", 4)->spec(), "qsgd:8");
+  EXPECT_EQ(MakeCompressor("qsgd:8:512", 4)->spec(), "qsgd:8");  // the default bucket
+  EXPECT_EQ(MakeCompressor("qsgd:8:0064", 4)->spec(), "qsgd:8:64");
   EXPECT_EQ(MakeCompressor("ef:randk:0.5:unscaled", 4)->spec(), "ef:randk:0.5:unscaled");
 }
 
@@ -211,7 +219,11 @@ TEST(CompressSpec, DeclaredProperties) {
   for (const char* spec : {"fp16", "bf16", "randk:0.1:unscaled", "topk:0.1", "sign", "ef:qsgd:4"}) {
     EXPECT_FALSE(MakeCompressor(spec, 8)->unbiased()) << spec;
   }
-  EXPECT_EQ(MakeCompressor("qsgd:8", 8)->WireBytes(1000), 1004u);  // a quarter of fp32, + norm
+  // A quarter of fp32, + one norm per 512 coordinates (or one per message).
+  EXPECT_EQ(MakeCompressor("qsgd:8", 8)->WireBytes(1000), 1008u);
+  EXPECT_EQ(MakeCompressor("qsgd:8", 8)->WireBytes(1024), 1032u);
+  EXPECT_EQ(MakeCompressor("qsgd:8:0", 8)->WireBytes(1000), 1004u);
+  EXPECT_EQ(MakeCompressor("qsgd:8:0", 8)->WireBytes(0), 4u);
   EXPECT_EQ(MakeCompressor("none", 8)->Delta(1000), 1.0);
 }
 

@@ -2,12 +2,14 @@
 // vector length, k = KeptCount(F, d)):
 //   none        d float32
 //   fp16, bf16  d uint16
-//   qsgd:B      float32 |v|_2, then d B-bit codes packed LSB-first (PackCodes): the top bit is
-//               the sign (1 = negative), the rest the level 0..s. qsgd:8 = d + 4 bytes.
+//   qsgd:B:K    ceil(d/K) float32 bucket norms |v_b|_2 (one for d = 0 or K = 0), then d B-bit
+//               codes packed LSB-first (PackCodes): the top bit is the sign (1 = negative), the
+//               rest the level 0..s. qsgd:8 (K = 512) = d + 4 ceil(d/512) bytes.
 //   quant:B     float32 min, float32 max, then d B-bit levels 0..2^B-1 packed LSB-first
 //   randk, topk k uint32 indices, then k float32 values (randk:F already scaled by d/k)
 //   sign        float32 scale |v|_1 / d, then ceil(d/8) bytes of sign bits (LSB-first, 1 =
-//   negative) ef:<inner>  the inner codec's message
+//               negative)
+//   ef:<inner>  the inner codec's message
 //
 // Thread safety: see Compressor (owner-only).
 #pragma once
@@ -50,7 +52,9 @@ std::string FormatFraction(double f);
 
 enum class Cast { kFp32, kFp16, kBf16 };
 std::unique_ptr<Compressor> MakeCast(Cast cast);
-std::unique_ptr<Compressor> MakeQsgd(int bits);
+// qsgd:B's coordinates per norm when the spec names none (the QSGD paper's bucket size).
+inline constexpr std::size_t kQsgdDefaultBucket = 512;
+std::unique_ptr<Compressor> MakeQsgd(int bits, std::size_t bucket);
 std::unique_ptr<Compressor> MakeAffineQuant(int bits);
 std::unique_ptr<Compressor> MakeRandK(double fraction, bool scaled, std::size_t dim);
 std::unique_ptr<Compressor> MakeTopK(double fraction, std::size_t dim);

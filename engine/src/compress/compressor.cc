@@ -65,7 +65,8 @@ std::string FormatFraction(double f) {
 namespace {
 
 constexpr std::string_view kValidForms =
-    "valid forms: none, fp16, bf16, qsgd:B, quant:B (B bits per coordinate, 2..16), randk:F, "
+    "valid forms: none, fp16, bf16, qsgd:B[:K] (K coordinates per norm, default 512, 0 = one "
+    "per message), quant:B (B bits per coordinate, 2..16), randk:F, "
     "randk:F:unscaled, topk:F (F the fraction of coordinates kept, in (0, 1]), sign, "
     "ef:<any of these>";
 
@@ -91,6 +92,16 @@ int ParseBits(std::string_view text, std::string_view spec) {
     BadSpec(spec, "B must be an integer in 2..16, not '" + std::string(text) + "'");
   }
   return bits;
+}
+
+std::size_t ParseBucket(std::string_view text, std::string_view spec) {
+  std::size_t bucket = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bucket);
+  if (ec != std::errc() || end != text.data() + text.size() || bucket > (std::size_t{1} << 31)) {
+    BadSpec(spec, "K must be an integer in 0..2^31 (coordinates per norm, 0 = one per message), "
+                  "not '" + std::string(text) + "'");
+  }
+  return bucket;
 }
 
 double ParseFraction(std::string_view text, std::string_view spec) {
@@ -135,8 +146,9 @@ std::unique_ptr<Compressor> MakeBase(std::string_view spec, std::string_view who
     return MakeSign();
   }
   if (name == "qsgd") {
-    expect(1, 1, "qsgd:B");
-    return MakeQsgd(ParseBits(parts[1], whole));
+    expect(1, 2, "qsgd:B[:K]");
+    const int bits = ParseBits(parts[1], whole);
+    return MakeQsgd(bits, parts.size() == 3 ? ParseBucket(parts[2], whole) : kQsgdDefaultBucket);
   }
   if (name == "quant") {
     expect(1, 1, "quant:B");

@@ -2,21 +2,24 @@
 //
 // A codec maps a d-vector v to a message of a data-independent size, WireBytes(d), and back to
 // Q(v). The codecs and their spellings (`--compress SPEC`):
-//   none            fp32, exact (alias `fp32`)
-//   fp16, bf16      deterministic round-to-nearest-even casts
-//   qsgd:B          QSGD (Alistarh et al. 2017): 1 sign bit + B-1 bits of level (s = 2^(B-1)-1
-//                   levels), one float norm per message; stochastic, unbiased. B in 2..16.
-//   quant:B         affine min/max quantisation to 2^B levels, same stochastic rounding. B
-//   in 2..16. randk:F         k = max(1, round(F d)) uniformly random coordinates scaled by d/k
-//   (unbiased) randk:F:unscaled  the same k coordinates unscaled (biased; CHOCO's rand_k) topk:F
-//   the k largest-magnitude coordinates (biased) sign            sign bits with the scale |v|_1 / d
-//   (biased; Karimireddy et al. 2019) ef:<inner>      error feedback around any of the above (Seide
-//   et al. 2014; Stich et al. 2018)
+//   none              fp32, exact (alias `fp32`)
+//   fp16, bf16        deterministic round-to-nearest-even casts
+//   qsgd:B[:K]        QSGD (Alistarh et al. 2017): 1 sign bit + B-1 bits of level (s = 2^(B-1)-1
+//                     levels), one float norm per bucket of K coordinates (default 512; K = 0:
+//                     one per message); stochastic, unbiased. B in 2..16.
+//   quant:B           affine min/max quantisation to 2^B levels, same stochastic rounding. B in
+//                     2..16.
+//   randk:F           k = max(1, round(F d)) uniformly random coordinates scaled by d/k (unbiased)
+//   randk:F:unscaled  the same k coordinates unscaled (biased; CHOCO's rand_k)
+//   topk:F            the k largest-magnitude coordinates (biased)
+//   sign              sign bits with the scale |v|_1 / d (biased; Karimireddy et al. 2019)
+//   ef:<inner>        error feedback around any of the above (Seide et al. 2014; Stich et al.
+//                     2018)
 // F is in (0, 1]. Wire formats are little-endian (Corral targets little-endian hosts; a
 // static_assert says so) and are described by each codec in engine/src/compress/codecs.h.
 //
 // Non-finite input never crashes: a vector with a NaN or inf decodes to NaN in every coordinate
-// for the scaled codecs (qsgd, quant, sign: the per-message scale becomes NaN), coordinatewise
+// for the scaled codecs (quant, sign: the per-message scale becomes NaN; qsgd: per bucket), coordinatewise
 // for the casts and sparse codecs (what was sent is what arrives; topk ranks NaN as largest),
 // so divergence shows up at the receiver instead of being hidden. A zero vector decodes to zero.
 #pragma once
