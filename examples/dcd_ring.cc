@@ -1,8 +1,8 @@
-// Embedding Corral: decentralized training on a ring, with a progress callback and an early
-// stop decided by the program.
+// Embedding Corral: DCD-PSGD (compressed gossip) on a ring, with a progress callback and an
+// early stop decided by the program.
 //
-// The algorithm is chosen by the name the CLI takes (--algo): "dpsgd" here; DCD-PSGD ("dcd",
-// compressed gossip) takes the same config, so switching is a one-word change below.
+// The algorithm is chosen by the name the CLI takes (--algo): "dcd" here; "dpsgd" (full-precision
+// gossip), "choco" or "ecd" take the same config, so switching is a one-word change below.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -11,7 +11,7 @@
 
 int main() {
   try {
-    const std::string algorithm = "dpsgd";  // "dcd": the same run with compressed gossip
+    const std::string algorithm = "dcd";
     corral::SyntheticSplit data = corral::MakeSyntheticClassification(
         {.rows = 16'000, .features = 500, .nnz_per_row = 10, .seed = 11}, 4'000);
 
@@ -20,7 +20,7 @@ int main() {
         .threads = 4,
         .epochs = 30,
         .batch = 8,  // samples per gossip round
-        .compress = "qsgd:8",  // what dcd sends; dpsgd sends full-precision models
+        .compress = "qsgd:8",  // what dcd sends each round: 8-bit QSGD of its change
         .topology = "ring",
     };
     config.Validate();  // throws corral::Error naming the bad field, as the CLI would print it

@@ -87,13 +87,15 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--rounding", o.rounding, "buckwild: stochastic or nearest")
       ->capture_default_str();
   cmd->add_option("--compress", c.compress,
-                  "qsgd: gradient compressor, qsgd:B; dcd, ecd, choco: gossip message compressor: "
-                  "none, fp16, bf16, qsgd:B, quant:B, randk:F[:unscaled], topk:F, sign, "
-                  "ef:<codec> (dcd, ecd need an unbiased one)")
+                  "qsgd: gradient compressor, qsgd:B[:K]; dcd, ecd, choco: gossip message "
+                  "compressor: none, fp16, bf16, qsgd:B[:K] (K coordinates per norm, default 512, "
+                  "0 = one per message), quant:B, randk:F[:unscaled], topk:F, sign, ef:<codec> "
+                  "(dcd, ecd need an unbiased one)")
       ->capture_default_str();
   cmd->add_option("--gamma", o.gamma,
                   "choco: consensus step in (0, 1], or 'theory' for the theorem's (tiny) value "
-                  "(default: min(1, 4 delta), delta the compressor's quality)");
+                  "(default: min(1, c delta), delta the compressor's quality, c = 4 for topk "
+                  "and sign, 1 for random codecs)");
   cmd->add_flag("--strict", c.strict,
                 "dcd, ecd: refuse a biased compressor or a W that is not symmetric doubly "
                 "stochastic (default: train and warn)");

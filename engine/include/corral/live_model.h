@@ -13,10 +13,13 @@
 ///    model read with relaxed atomic loads while workers keep writing it. Each coordinate is a
 ///    value a worker stored; coordinates may be from updates a few steps apart (the same view
 ///    HOGWILD!'s own workers read). Workers are not paused at all.
-///  - Replica algorithms (dpsgd, local): the mean of the replicas, each copied by its owner at
-///    its next step boundary (or as it stood when its epoch ended). Every replica in the mean
-///    is a whole model of one step; replicas may be a few steps apart. A worker pauses only
-///    for one copy of its replica, and only while a snapshot is requested.
+///  - Round-based replica algorithms (dpsgd, local, dcd, ecd, choco): the mean of the replicas,
+///    each copied by its owner at its next step boundary (or as it stood when its epoch ended).
+///    Every replica in the mean is a whole model of one step; replicas may be a few steps
+///    apart. A worker pauses only for one copy of its replica, and only while a snapshot is
+///    requested.
+///  - Asynchronous replica algorithms (adpsgd, hogwild++): the mean of the replicas read with
+///    relaxed atomic loads, as for the shared model; workers are not paused.
 /// Between epochs (and from TrainObserver::on_eval) a snapshot is exactly the model being
 /// evaluated. After the run ends it is the run's final model (TrainResult::params).
 ///
