@@ -180,6 +180,30 @@ INSTANTIATE_TEST_SUITE_P(Groups, HogwildPPConverges,
                          ::testing::Values(GroupCase{2, 1}, GroupCase{4, 2}, GroupCase{3, 1}),
                          GroupName);
 
+// Many groups on few cores: the token must keep going round (a holder never waits for anyone),
+// every worker finishes its epochs, and the replicas stay finite. Under ThreadSanitizer this is
+// the race check of the token hand-off and the cross-group writes.
+class HogwildPPStress : public ::testing::TestWithParam<GroupCase> {};
+
+TEST_P(HogwildPPStress, ManyGroupsOnFewCoresFinishAndStayFinite) {
+  const GroupCase& c = GetParam();
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kHogwildPP, .l2 = kL2, .threads = c.threads,
+                               .epochs = 3, .lr = 0.2f, .gossip_every = 2,
+                               .group_size = c.group_size});
+  ASSERT_EQ(r.history.size(), 3u);
+  for (const EvalPoint& p : r.history) EXPECT_TRUE(std::isfinite(p.objective)) << p.epoch;
+  EXPECT_EQ(r.samples, 3u * 3000u);
+  EXPECT_GT(r.bytes_sent, 0u);  // the token went round
+  EXPECT_TRUE(std::isfinite(r.history.back().consensus.value()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, HogwildPPStress,
+                         ::testing::Values(GroupCase{2, 1}, GroupCase{3, 1}, GroupCase{8, 1},
+                                           GroupCase{16, 1}, GroupCase{16, 4}),
+                         GroupName);
+
 TEST(HogwildPP, OneGroupIsHogwildBitForBit) {
   // One thread in one group: no ring, the same loop (fused linear) on the same shuffles.
   const SyntheticSplit data = testing::SmallProblem();
