@@ -67,9 +67,10 @@ struct TrainConfig {
   int model_bits = 16;
   // buckwild: rounding onto the fixed-point grid, stochastic (unbiased) or nearest.
   Rounding rounding = Rounding::kStochastic;
-  // qsgd: the gradient compressor (qsgd:B, B bits per coordinate); dcd, ecd, choco: what each
-  // gossip message is compressed with: none, fp16, bf16, qsgd:B, quant:B, randk:F[:unscaled],
-  // topk:F, sign, ef:<codec>.
+  // qsgd: the gradient compressor (qsgd:B[:K], B bits per coordinate, one norm per K
+  // coordinates, default 512, 0 = one per message); dcd, ecd, choco: what each gossip message
+  // is compressed with: none, fp16, bf16, qsgd:B[:K], quant:B, randk:F[:unscaled], topk:F,
+  // sign, or ef: followed by any of these.
   std::string compress = "qsgd:8";
   // dpsgd, dcd, ecd, choco: the gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential,
   // one-peer-exponential, random-regular:d, hierarchical[:G], file:PATH (see `corral topology`).
