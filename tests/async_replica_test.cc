@@ -4,6 +4,7 @@
 // without deadlock, and failures that stop everyone. White-box where a test needs a hook: the
 // mode goes straight into the engine's runner.
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,7 @@
 #include <corral/corral.h>
 
 #include "engine/src/adpsgd.h"
+#include "engine/src/compress/compressor.h"
 #include "engine/src/hogwild_pp.h"
 #include "logistic_oracle.h"
 #include "test_data.h"
@@ -67,6 +69,39 @@ INSTANTIATE_TEST_SUITE_P(Topologies, AdpsgdConverges,
                          ::testing::Values(AdpsgdCase{4, "ring"}, AdpsgdCase{8, "ring"},
                                            AdpsgdCase{4, "complete"}),
                          AdpsgdName);
+
+// Compressed exchange (CHOCO-style public copies per edge): converges for unbiased and biased
+// codecs alike, and each average sends a codec's message instead of the model.
+class AdpsgdCompressedConverges : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(AdpsgdCompressedConverges, ToTheFullBatchOptimum) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainConfig config{.algorithm = Algorithm::kAdpsgd, .l2 = kL2, .threads = 4, .epochs = 20,
+                           .batch = 4, .seed = 5, .compress = GetParam(), .topology = "ring"};
+  const TrainResult r = Train(data.train, nullptr, config);
+  ASSERT_EQ(r.history.size(), 20u);
+  ExpectOptimum(data, r, 0.01);
+  EXPECT_GT(r.gamma, 0.0);
+  EXPECT_LE(r.gamma, 1.0);
+  EXPECT_LT(*r.history.back().consensus, *r.history.front().consensus);
+  // Every average sends one message each way, of the codec's size.
+  const std::size_t d = r.params.size();
+  const std::uint64_t message = internal::MakeCompressor(GetParam(), d)->WireBytes(d);
+  EXPECT_GT(r.bytes_sent, 0u);
+  EXPECT_EQ(r.bytes_sent % message, 0u);
+  EXPECT_LT(message, d * sizeof(float));
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, AdpsgdCompressedConverges,
+                         ::testing::Values("qsgd:8", "qsgd:2", "topk:0.1", "randk:0.2:unscaled",
+                                           "sign", "quant:4"),
+                         [](const auto& test) {
+                           std::string name = test.param;
+                           for (char& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
 
 TEST(Adpsgd, OneWorkerIsSerialSgdBitForBit) {
   // No neighbour to average with: adpsgd is hogwild's serial Gradient() + ApplyStep() loop
@@ -128,6 +163,34 @@ TEST(Adpsgd, PairwiseAveragesPreserveTheMeanAndReachConsensus) {
   EXPECT_GT(averages, 3000u);
 }
 
+TEST(Adpsgd, CompressedAveragesPreserveTheMeanAndMoveTowardConsensus) {
+  // x_i += m, x_j -= m: the pair's sum, and so the replicas' mean, is what it was (up to float
+  // rounding) whatever the codec's error, while the public copies pull the replicas together.
+  const SyntheticSplit data = testing::SmallProblem();
+  const LogisticModel model(data.train, kL2);
+  const int workers = 8;
+  const TrainConfig config{.algorithm = Algorithm::kAdpsgd, .threads = workers, .epochs = 3,
+                           .lr = 1e-30f, .lr_decay = 1, .compress = "qsgd:4",
+                           .topology = "ring"};
+  bool searched = false;
+  internal::RunPlan plan = internal::PlanRun(model, data.train, config, workers, 1, searched);
+  const TrainResult r = internal::RunShared<LogisticModel, SpreadReplicas<LogisticModel>>(
+      model, nullptr, std::move(plan), searched, kL2, {});
+  ASSERT_EQ(r.history.size(), 3u);
+  std::vector<double> mean(r.params.size(), 0.0);
+  for (int w = 0; w < workers; ++w) {
+    Rng rng(99, static_cast<std::uint64_t>(w));
+    for (double& m : mean) m += (2 * rng.UniformFloat() - 1) / workers;
+  }
+  for (std::size_t u = 0; u < mean.size(); ++u) ASSERT_NEAR(r.params[u], mean[u], 1e-4) << u;
+  const double start = static_cast<double>(r.params.size()) / 3;
+  EXPECT_LT(r.history.back().consensus.value(), start / 3);
+  const std::size_t d = r.params.size();
+  const std::uint64_t message = internal::MakeCompressor("qsgd:4", d)->WireBytes(d);
+  EXPECT_EQ(r.bytes_sent % message, 0u);
+  EXPECT_GT(r.bytes_sent / (2 * message), 3000u);  // about one average per step
+}
+
 class AdpsgdStress : public ::testing::TestWithParam<int> {};
 
 TEST_P(AdpsgdStress, ManyWorkersOnFewCoresFinishAndStayFinite) {
@@ -148,6 +211,25 @@ TEST_P(AdpsgdStress, ManyWorkersOnFewCoresFinishAndStayFinite) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, AdpsgdStress, ::testing::Values(2, 3, 8, 16));
+
+// The compressed exchange touches four buffers of the pair (two replicas, two public copies)
+// under both flags: the same stress, for ThreadSanitizer to check those accesses.
+class AdpsgdCompressedStress : public ::testing::TestWithParam<int> {};
+
+TEST_P(AdpsgdCompressedStress, ManyWorkersOnFewCoresFinishAndStayFinite) {
+  const int workers = GetParam();
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kAdpsgd, .l2 = kL2, .threads = workers,
+                               .epochs = 3, .lr = 0.2f, .compress = "qsgd:4",
+                               .topology = "ring"});
+  ASSERT_EQ(r.history.size(), 3u);
+  for (const EvalPoint& p : r.history) EXPECT_TRUE(std::isfinite(p.objective)) << p.epoch;
+  EXPECT_EQ(r.samples, 3u * 3000u);
+  EXPECT_GT(r.bytes_sent, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, AdpsgdCompressedStress, ::testing::Values(2, 8, 16));
 
 struct GroupCase {
   int threads;
@@ -313,7 +395,15 @@ TEST(AsyncConfig, BadValuesAreConfigErrors) {
     }
   };
   expect_bad({.algorithm = Algorithm::kAdpsgd, .threads = 4, .topology = "mesh"}, "mesh");
-  expect_bad({.algorithm = Algorithm::kAdpsgd, .threads = 4, .compress = "topk:0.1"}, "topk:0.1");
+  expect_bad({.algorithm = Algorithm::kAdpsgd, .threads = 4, .compress = "topk:2"}, "topk:2");
+  // Public copies already feed the error back: ef: on top diverges (choco too).
+  expect_bad({.algorithm = Algorithm::kAdpsgd, .threads = 4, .compress = "ef:topk:0.1"},
+             "error feedback on top");
+  expect_bad({.algorithm = Algorithm::kChoco, .threads = 4, .compress = "ef:sign"},
+             "Use the inner codec ('sign')");
+  expect_bad({.algorithm = Algorithm::kAdpsgd, .threads = 4, .compress = "topk:0.1",
+              .gamma = kGammaTheory},
+             "--gamma theory");
   expect_bad({.algorithm = Algorithm::kHogwildPP, .threads = 4, .group_size = -1}, "--group-size");
   expect_bad({.algorithm = Algorithm::kAdpsgd, .threads = 4, .link = "latency=1ms"}, "--link");
   EXPECT_EQ(ParseAlgorithm("adpsgd"), Algorithm::kAdpsgd);

@@ -101,7 +101,8 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
                           config.algorithm == Algorithm::kChoco;
   if (last.consensus && compressed) {
     std::fprintf(out_, "  replicas      %s, %s, consensus %.3g, virtual time %.2fs\n",
-                 config.topology.c_str(), config.compress.c_str(), *last.consensus, last.virtual_s);
+                 config.topology.c_str(), ResolvedCompress(config).c_str(), *last.consensus,
+                 last.virtual_s);
     if (last.compress_rel_error) {
       std::fprintf(out_, "  compression   relative error %.3g", *last.compress_rel_error);
       if (config.algorithm == Algorithm::kChoco) std::fprintf(out_, ", gamma %.3g", r.gamma);
@@ -112,8 +113,11 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
                  config.group_size > 0 ? std::to_string(config.group_size).c_str() : "a NUMA node's",
                  *last.consensus);
   } else if (last.consensus && config.algorithm == Algorithm::kAdpsgd) {
-    std::fprintf(out_, "  replicas      %s, pairwise averages, consensus %.3g, virtual time %.2fs\n",
-                 config.topology.c_str(), *last.consensus, last.virtual_s);
+    const std::string compress = ResolvedCompress(config);
+    std::fprintf(out_, "  replicas      %s, pairwise averages%s%s, consensus %.3g, virtual time %.2fs\n",
+                 config.topology.c_str(), compress == "none" ? "" : " of compressed differences, ",
+                 compress == "none" ? "" : compress.c_str(), *last.consensus, last.virtual_s);
+    if (compress != "none") std::fprintf(out_, "  compression   gamma %.3g\n", r.gamma);
   } else if (last.consensus) {
     std::fprintf(out_, "  replicas      %s, %s, consensus %.3g, virtual time %.2fs\n",
                  config.algorithm == Algorithm::kLocal ? "complete" : config.topology.c_str(),

@@ -87,13 +87,13 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--rounding", o.rounding, "buckwild: stochastic or nearest")
       ->capture_default_str();
   cmd->add_option("--compress", c.compress,
-                  "qsgd: gradient compressor, qsgd:B[:K]; dcd, ecd, choco: gossip message "
+                  "qsgd: gradient compressor, qsgd:B[:K]; dcd, ecd, choco, adpsgd: gossip message "
                   "compressor: none, fp16, bf16, qsgd:B[:K] (K coordinates per norm, default 512, "
                   "0 = one per message), quant:B, randk:F[:unscaled], topk:F, sign, ef:<codec> "
-                  "(dcd, ecd need an unbiased one)")
-      ->capture_default_str();
+                  "(dcd, ecd need an unbiased one). Default: qsgd:8 (adpsgd: none)");
   cmd->add_option("--gamma", o.gamma,
-                  "choco: consensus step in (0, 1], or 'theory' for the theorem's (tiny) value "
+                  "choco, compressed adpsgd: consensus step in (0, 1], or (choco) 'theory' for the "
+                  "theorem's (tiny) value "
                   "(default: min(1, c delta), delta the compressor's quality, c = 4 for topk "
                   "and sign, 1 for random codecs)");
   cmd->add_flag("--strict", c.strict,

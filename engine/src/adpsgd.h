@@ -8,6 +8,19 @@
 //   x_i <- ApplyStep(x_i, g, eta)    corral/step.h: sparse, per-coordinate proximal L2
 // With --gossip-every K only every K-th step averages. One worker has no neighbour: serial SGD.
 //
+// Compressed exchange (--compress C, a Corral extension with CHOCO-SGD's public copies,
+// Koloskova et al. 2019): every directed edge i->j keeps h_ij, i's model as j knows it
+// (both start at the initial model). An average of i and j, holding both flags, sends
+//   q_i = C(x_i - h_ij), h_ij += q_i;   q_j = C(x_j - h_ji), h_ji += q_j
+//   x_i += (gamma/2)(h_ji - h_ij);      x_j -= (gamma/2)(h_ji - h_ij)
+// so x_i + x_j is unchanged (the mean is preserved as by an exact average) and with C exact
+// and gamma 1 it is the exact average. As in CHOCO, an unbiased codec is applied as the
+// rescaled operator delta C (h_ij += delta q_i), which contracts: E|x - h|^2 shrinks by
+// (1 - delta) per exchange, while C itself (variance up to (1/delta - 1)|v|^2) would let h drift
+// away for coarse codecs (measured: qsgd:2 diverged on a9a). gamma: --gamma, else CHOCO's
+// practical default min(1, c delta) (compressed_gossip_setup.h). Each side sends WireBytes(d)
+// instead of 4d.
+//
 // Concurrency: one flag per replica. The paper's analysis assumes each pairwise average is
 // atomic (it then preserves the replicas' mean exactly). Purely racy averaging (relaxed
 // element-wise, as in HOGWILD!) breaks that in a way that does not shrink with eta: two workers
@@ -41,7 +54,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <string>
+#include <utility>
 #include <optional>
 #include <span>
 #include <thread>
@@ -50,7 +66,10 @@
 #include <corral/params.h>
 #include <corral/step.h>
 #include <corral/topology.h>
+#include <corral/train.h>
 
+#include "engine/src/compress/compressor.h"
+#include "engine/src/compressed_gossip_setup.h"
 #include "engine/src/dpsgd.h"
 #include "engine/src/mixing.h"
 #include "engine/src/run_shared.h"
@@ -67,12 +86,16 @@ class AdpsgdMode {
                                {.groups = NumaGroups(plan.worker_numa)})),
         gossip_every_(static_cast<std::uint64_t>(plan.config.gossip_every)),
         workers_(static_cast<std::size_t>(plan.threads)),
-        slots_(std::make_unique<Slot[]>(static_cast<std::size_t>(plan.threads))) {}
+        slots_(std::make_unique<Slot[]>(static_cast<std::size_t>(plan.threads))) {
+    const std::string spec = ResolvedCompress(plan.config);
+    if (spec != "none") BuildEdges(spec);
+  }
 
   void Setup(int w) {
     State& self = Worker(w);
     self.Build(model_, plan_.train, w, plan_.threads, Batch());
     self.x.assign(plan_.initial.begin(), plan_.initial.end());  // first touch: NUMA-local
+    if (!edges_.empty()) self.diff.resize(self.x.size());
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
@@ -148,6 +171,11 @@ class AdpsgdMode {
     return total;
   }
   const Topology& topology() const { return topology_; }
+  double gamma() const { return gamma_; }
+  // The settings it chose: CHOCO's gamma when the exchange is compressed (TrainResult::gamma).
+  void Report(TrainResult& result) const {
+    if (!edges_.empty()) result.gamma = gamma_;
+  }
   // Worker w's replica: tests set different starting replicas from Setup.
   std::span<float> Replica(int w) { return Worker(w).x; }
 
@@ -156,6 +184,7 @@ class AdpsgdMode {
   // while the workers are parked.
   struct State : ShardWorker<M> {
     std::vector<float> x;         // the replica
+    std::vector<float> diff;      // compressed exchange: scratch for x - h (the initiator's)
     std::uint64_t step = 0;       // steps taken in all epochs (picks the topology's round)
     std::uint64_t averages = 0;   // pairwise averages this worker started
     std::uint64_t skipped = 0;    // averages skipped: every neighbour's flag was busy
@@ -166,6 +195,15 @@ class AdpsgdMode {
   struct alignas(kCacheLine) Slot {
     std::atomic<bool> busy{false};
     std::uint64_t sent = 0;  // bytes this replica's owner sent (its side of each average)
+  };
+  // A directed edge i->j of the compressed exchange. Thread safety: read and written only by
+  // a worker holding both i's and j's flags (an average of i and j), whose acquire/release
+  // order every access after the previous average's.
+  struct Edge {
+    std::vector<float> public_copy;        // h_ij: i's model as j knows it
+    std::unique_ptr<Compressor> codec;     // per edge: ef: keeps a residual per edge
+    Rng rng;
+    std::vector<std::byte> wire;           // the message, WireBytes(d)
   };
 
   bool TryAcquire(int w) {
@@ -192,19 +230,76 @@ class AdpsgdMode {
       const int j = peers[(first + t) % peers.size()].worker;
       if (!TryAcquire(j)) continue;
       const Params xi(self.x), xj(Worker(j).x);
-      for (std::size_t u = 0; u < xi.size(); ++u) {
-        const float mean = 0.5f * (xi.Load(u) + xj.Load(u));
-        xi.Store(u, mean);
-        xj.Store(u, mean);
+      if (edges_.empty()) {
+        for (std::size_t u = 0; u < xi.size(); ++u) {
+          const float mean = 0.5f * (xi.Load(u) + xj.Load(u));
+          xi.Store(u, mean);
+          xj.Store(u, mean);
+        }
+        const std::uint64_t bytes = xi.size() * sizeof(float);
+        SlotOf(w).sent += bytes;  // under w's flag
+        SlotOf(j).sent += bytes;  // under j's flag
+      } else {
+        Edge& ij = EdgeOf(w, j);
+        Edge& ji = EdgeOf(j, w);
+        SlotOf(w).sent += Send(xi, ij, self.diff, scale_);  // under w's flag
+        SlotOf(j).sent += Send(xj, ji, self.diff, scale_);  // under j's flag
+        const auto half = static_cast<float>(0.5 * gamma_);
+        for (std::size_t u = 0; u < xi.size(); ++u) {
+          const float move = half * (ji.public_copy[u] - ij.public_copy[u]);
+          xi.Store(u, xi.Load(u) + move);
+          xj.Store(u, xj.Load(u) - move);
+        }
       }
-      const std::uint64_t bytes = xi.size() * sizeof(float);
-      SlotOf(w).sent += bytes;  // under w's flag
-      SlotOf(j).sent += bytes;  // under j's flag
       Release(j);
       ++self.averages;
       return;
     }
     ++self.skipped;
+  }
+
+  // Compressed exchange: q = C(x - h), h += scale q; returns the message's bytes.
+  static std::uint64_t Send(Params x, Edge& edge, std::vector<float>& diff, float scale) {
+    for (std::size_t u = 0; u < diff.size(); ++u) diff[u] = x.Load(u) - edge.public_copy[u];
+    const std::size_t bytes = edge.codec->Encode(diff, edge.wire, edge.rng);
+    const std::span<const std::byte> message(edge.wire.data(), bytes);
+    edge.codec->DecodeAdd(message, scale, edge.public_copy);
+    return bytes;
+  }
+
+  // One Edge per directed pair that is ever a neighbour pair (every round of the period).
+  void BuildEdges(const std::string& spec) {
+    const auto n = static_cast<std::size_t>(plan_.threads);
+    const std::size_t d = plan_.initial.size();
+    edge_index_.assign(n * n, -1);
+    for (int round = 0; round < topology_.period(); ++round) {
+      for (int i = 0; i < plan_.threads; ++i) {
+        for (const Neighbour& peer : topology_.Neighbours(i, static_cast<std::uint64_t>(round))) {
+          for (const auto& [a, b] : {std::pair{i, peer.worker}, std::pair{peer.worker, i}}) {
+            int& index = edge_index_[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)];
+            if (index >= 0) continue;
+            index = static_cast<int>(edges_.size());
+            Edge& edge = edges_.emplace_back();
+            edge.public_copy.assign(plan_.initial.begin(), plan_.initial.end());
+            edge.codec = MakeCompressor(spec, d);
+            // A stream per directed edge, apart from the workers' shuffles and init.
+            edge.rng = Rng(plan_.config.seed, 0xadc0'0000ull + index);
+            edge.wire.resize(edge.codec->WireBytes(d));
+          }
+        }
+      }
+    }
+    if (edges_.empty()) return;  // one worker: nothing to exchange
+    const std::unique_ptr<Compressor>& codec = edges_.front().codec;
+    if (codec->unbiased()) scale_ = static_cast<float>(codec->Delta(d));
+    gamma_ = plan_.config.gamma > 0
+                 ? plan_.config.gamma
+                 : ChocoPracticalGamma(0.0, codec->Delta(d), DeterministicCodec(codec->spec()));
+  }
+  Edge& EdgeOf(int from, int to) {
+    const std::size_t n = static_cast<std::size_t>(plan_.threads);
+    return edges_[static_cast<std::size_t>(
+        edge_index_[static_cast<std::size_t>(from) * n + static_cast<std::size_t>(to)])];
   }
 
   std::vector<std::span<const float>> Replicas() const {
@@ -226,6 +321,10 @@ class AdpsgdMode {
   const std::uint64_t gossip_every_;
   std::vector<State> workers_;
   std::unique_ptr<Slot[]> slots_;
+  std::deque<Edge> edges_;        // compressed exchange only (stable addresses)
+  std::vector<int> edge_index_;   // [from * n + to] -> edges_, -1 where never neighbours
+  double gamma_ = 1;              // compressed exchange: the consensus step
+  float scale_ = 1;               // compressed exchange, unbiased codec: delta (see the header)
 };
 
 }  // namespace corral::internal

@@ -69,7 +69,7 @@ class CompressedGossipMode {
         dim_(model.NumParams()),
         workers_(static_cast<std::size_t>(plan.threads)) {
     if (!plan.config.link.empty()) link_ = ParseLinkSpec(plan.config.link);
-    const std::unique_ptr<Compressor> codec = MakeCompressor(plan.config.compress, dim_);
+    const std::unique_ptr<Compressor> codec = MakeCompressor(ResolvedCompress(plan.config), dim_);
     settled_ = PlanCompressedGossip(plan.config, topology_, *codec, dim_);
     scale_ = algo_ == Algorithm::kChoco && codec->unbiased() ? static_cast<float>(codec->Delta(dim_)) : 1.0f;
     wire_bytes_ = codec->WireBytes(dim_);
@@ -111,7 +111,7 @@ class CompressedGossipMode {
     if (algo_ != Algorithm::kDcd) fresh(self.self_hat);
     if (algo_ == Algorithm::kChoco) fresh(self.sum_hat);
     self.wire.resize(wire_bytes_);
-    self.codec = MakeCompressor(plan_.config.compress, dim_);
+    self.codec = MakeCompressor(ResolvedCompress(plan_.config), dim_);
     self.held.reserve(degree);
     self.sources.reserve(degree + 1);
     self.link.emplace(link_, plan_.threads);

@@ -81,13 +81,18 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
   if (config.algorithm == Algorithm::kDcd || config.algorithm == Algorithm::kEcd ||
       config.algorithm == Algorithm::kChoco) {
     j["topology"] = config.topology;
-    j["compress"] = config.compress;
+    j["compress"] = ResolvedCompress(config);
     j["gossip_every"] = config.gossip_every;
     j["link"] = config.link;
     j["link_mode"] = config.link_mode;
     if (config.algorithm == Algorithm::kChoco) j["gamma"] = r.gamma;
     if (last.consensus) j["consensus"] = *last.consensus;
     if (last.compress_rel_error) j["compress_rel_error"] = *last.compress_rel_error;
+  }
+  if (config.algorithm == Algorithm::kAdpsgd) {
+    j["topology"] = config.topology;
+    j["compress"] = ResolvedCompress(config);
+    if (j["compress"] != "none") j["gamma"] = r.gamma;
   }
   if (!r.warnings.empty()) j["warnings"] = r.warnings;
   if (config.algorithm == Algorithm::kAdpsgd || config.algorithm == Algorithm::kHogwildPP) {

@@ -57,7 +57,7 @@ class SyncMode {
     }
     steps_per_epoch_ = (longest + Batch() - 1) / Batch();
     if (plan.config.algorithm == Algorithm::kQsgd) {
-      MakeCompressor(plan.config.compress, 1);  // reject a bad spec before the workers start
+      MakeCompressor(ResolvedCompress(plan.config), 1);  // reject a bad spec before the workers start
     }
     if (!plan.config.link.empty()) {
       const LinkSpec spec = ParseLinkSpec(plan.config.link);
@@ -71,7 +71,7 @@ class SyncMode {
     self.rows.resize(Batch());
     if (plan_.config.algorithm == Algorithm::kQsgd) {
       const std::size_t dim = Dim(*self.grad);
-      self.codec = MakeCompressor(plan_.config.compress, dim);
+      self.codec = MakeCompressor(ResolvedCompress(plan_.config), dim);
       self.wire.resize(self.codec->WireBytes(dim));
     }
   }

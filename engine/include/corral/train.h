@@ -68,10 +68,11 @@ struct TrainConfig {
   // buckwild: rounding onto the fixed-point grid, stochastic (unbiased) or nearest.
   Rounding rounding = Rounding::kStochastic;
   // qsgd: the gradient compressor (qsgd:B[:K], B bits per coordinate, one norm per K
-  // coordinates, default 512, 0 = one per message); dcd, ecd, choco: what each gossip message
-  // is compressed with: none, fp16, bf16, qsgd:B[:K], quant:B, randk:F[:unscaled], topk:F,
-  // sign, or ef: followed by any of these.
-  std::string compress = "qsgd:8";
+  // coordinates, default 512, 0 = one per message); dcd, ecd, choco, adpsgd: what each gossip
+  // message is compressed with: none, fp16, bf16, qsgd:B[:K], quant:B, randk:F[:unscaled],
+  // topk:F, sign, or ef: followed by any of these. Empty: the algorithm's default, qsgd:8 for
+  // qsgd, dcd, ecd and choco, none (full precision) for adpsgd (ResolvedCompress).
+  std::string compress;
   // dpsgd, dcd, ecd, choco: the gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential,
   // one-peer-exponential, random-regular:d, hierarchical[:G], file:PATH (see `corral topology`).
   // local always averages over the complete graph; sync with --link needs star.
@@ -90,9 +91,9 @@ struct TrainConfig {
   // dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i(x_i), Lian et al. 2017) or
   // step-then-mix (x_i <- sum_j W_ij (x_j - eta g_j(x_j))).
   MixOrder mix_order = MixOrder::kMixThenStep;
-  // choco: consensus step size in (0, 1]; 0 picks min(1, c delta) for the compressor's
-  // quality delta (c = 4 for top-k and sign, 1 for random codecs), kGammaTheory the (tiny,
-  // safe) value of Koloskova et al. 2019's theorem.
+  // choco, and adpsgd with a compressor: consensus step size in (0, 1]; 0 picks
+  // min(1, c delta) for the compressor's quality delta (c = 4 for top-k and sign, 1 for random
+  // codecs), kGammaTheory (choco only) the tiny, safe value of Koloskova et al. 2019's theorem.
   double gamma = 0;
   // dcd, ecd: refuse (kBadConfig) a biased compressor or a W that is not symmetric doubly
   // stochastic, instead of training with a warning.
@@ -104,6 +105,10 @@ struct TrainConfig {
   // Throws corral::Error (kBadConfig) naming the first invalid field.
   void Validate() const;
 };
+
+// The compressor spec a run of `config` uses: config.compress, or when it is empty the
+// algorithm's default (qsgd:8 for qsgd, dcd, ecd, choco; none otherwise).
+std::string ResolvedCompress(const TrainConfig& config);
 
 // TrainConfig::gamma: CHOCO's step from its theorem (--gamma theory).
 inline constexpr double kGammaTheory = -1;
