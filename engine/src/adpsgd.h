@@ -11,15 +11,15 @@
 // Compressed exchange (--compress C, a Corral extension with CHOCO-SGD's public copies,
 // Koloskova et al. 2019): every directed edge i->j keeps h_ij, i's model as j knows it
 // (both start at the initial model). An average of i and j, holding both flags, sends
-//   q_i = C(x_i - h_ij), h_ij += q_i;   q_j = C(x_j - h_ji), h_ji += q_j
-//   x_i += (gamma/2)(h_ji - h_ij);      x_j -= (gamma/2)(h_ji - h_ij)
-// so x_i + x_j is unchanged (the mean is preserved as by an exact average) and with C exact
-// and gamma 1 it is the exact average. As in CHOCO, an unbiased codec is applied as the
-// rescaled operator delta C (h_ij += delta q_i), which contracts: E|x - h|^2 shrinks by
-// (1 - delta) per exchange, while C itself (variance up to (1/delta - 1)|v|^2) would let h drift
-// away for coarse codecs (measured: qsgd:2 diverged on a9a). gamma: --gamma, else CHOCO's
-// practical default min(1, c delta) (compressed_gossip_setup.h). Each side sends WireBytes(d)
-// instead of 4d.
+//   q_i = C(x_i - h_ij), h_ij += s q_i;   q_j = C(x_j - h_ji), h_ji += s q_j
+//   x_i += (gamma/2)(h_ji - h_ij);        x_j -= (gamma/2)(h_ji - h_ij)
+// so x_i + x_j is unchanged (the mean is preserved as by an exact average) and with C exact,
+// s = 1 and gamma 1 it is the exact average. s = 1 for biased codecs; as in CHOCO, an unbiased
+// codec is applied as the rescaled operator s = delta (compressor.h), which contracts:
+// E|x - h|^2 shrinks by (1 - delta) per exchange, while C itself (variance up to
+// (1/delta - 1)|v|^2) lets h drift away for coarse codecs (measured: qsgd:2 diverged on a9a).
+// gamma: --gamma, else CHOCO's practical default min(1, c delta) (compressed_gossip_setup.h).
+// Each side sends WireBytes(d) instead of 4d.
 //
 // Concurrency: one flag per replica. The paper's analysis assumes each pairwise average is
 // atomic (it then preserves the replicas' mean exactly). Purely racy averaging (relaxed
@@ -56,11 +56,11 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <string>
-#include <utility>
 #include <optional>
 #include <span>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <corral/params.h>
@@ -201,7 +201,7 @@ class AdpsgdMode {
   // order every access after the previous average's.
   struct Edge {
     std::vector<float> public_copy;        // h_ij: i's model as j knows it
-    std::unique_ptr<Compressor> codec;     // per edge: ef: keeps a residual per edge
+    std::unique_ptr<Compressor> codec;     // per edge: its stream and buffers stay with it
     Rng rng;
     std::vector<std::byte> wire;           // the message, WireBytes(d)
   };
@@ -268,6 +268,8 @@ class AdpsgdMode {
   }
 
   // One Edge per directed pair that is ever a neighbour pair (every round of the period).
+  // Allocated by the coordinator: an edge is touched by both of its workers, so no single
+  // NUMA node is its home.
   void BuildEdges(const std::string& spec) {
     const auto n = static_cast<std::size_t>(plan_.threads);
     const std::size_t d = plan_.initial.size();
