@@ -130,25 +130,37 @@ class SpreadReplicas : public internal::AdpsgdMode<M> {
   }
 };
 
+// Runs `config` (adpsgd, logistic on the small problem) from SpreadReplicas' starting replicas.
+TrainResult RunFromSpreadReplicas(const TrainConfig& config) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const LogisticModel model(data.train, kL2);
+  bool searched = false;
+  internal::RunPlan plan =
+      internal::PlanRun(model, data.train, config, config.threads, 1, searched);
+  return internal::RunShared<LogisticModel, SpreadReplicas<LogisticModel>>(
+      model, nullptr, std::move(plan), searched, kL2, {});
+}
+
+// The mean of SpreadReplicas' starting replicas for `workers` workers and d parameters.
+std::vector<double> SpreadMean(int workers, std::size_t d) {
+  std::vector<double> mean(d, 0.0);
+  for (int w = 0; w < workers; ++w) {
+    Rng rng(99, static_cast<std::uint64_t>(w));
+    for (double& m : mean) m += (2.0 * rng.UniformFloat() - 1) / workers;
+  }
+  return mean;
+}
+
 TEST(Adpsgd, PairwiseAveragesPreserveTheMeanAndReachConsensus) {
   // Pure gossip (a step too small to change anything): every average is exclusive on both
   // replicas, so the replicas' mean stays what it was (up to float rounding) while they agree.
   // Racy averages would shift the mean by O(|x_i - x_j|). 16 workers on few cores.
-  const SyntheticSplit data = testing::SmallProblem();
-  const LogisticModel model(data.train, kL2);
   const int workers = 16;
   const TrainConfig config{.algorithm = Algorithm::kAdpsgd, .threads = workers, .epochs = 2,
                            .lr = 1e-30f, .lr_decay = 1, .topology = "ring"};
-  bool searched = false;
-  internal::RunPlan plan = internal::PlanRun(model, data.train, config, workers, 1, searched);
-  const TrainResult r = internal::RunShared<LogisticModel, SpreadReplicas<LogisticModel>>(
-      model, nullptr, std::move(plan), searched, kL2, {});
+  const TrainResult r = RunFromSpreadReplicas(config);
   ASSERT_EQ(r.history.size(), 2u);
-  std::vector<double> mean(r.params.size(), 0.0);
-  for (int w = 0; w < workers; ++w) {
-    Rng rng(99, static_cast<std::uint64_t>(w));
-    for (double& m : mean) m += (2 * rng.UniformFloat() - 1) / workers;
-  }
+  const std::vector<double> mean = SpreadMean(workers, r.params.size());
   for (std::size_t u = 0; u < mean.size(); ++u) ASSERT_NEAR(r.params[u], mean[u], 1e-4) << u;
   // Uniform(-1, 1) replicas start at consensus distance about d/3, and every epoch of averages
   // brings them closer. How much closer depends on the schedule (16 threads on 2 cores run
@@ -166,22 +178,13 @@ TEST(Adpsgd, PairwiseAveragesPreserveTheMeanAndReachConsensus) {
 TEST(Adpsgd, CompressedAveragesPreserveTheMeanAndMoveTowardConsensus) {
   // x_i += m, x_j -= m: the pair's sum, and so the replicas' mean, is what it was (up to float
   // rounding) whatever the codec's error, while the public copies pull the replicas together.
-  const SyntheticSplit data = testing::SmallProblem();
-  const LogisticModel model(data.train, kL2);
   const int workers = 8;
   const TrainConfig config{.algorithm = Algorithm::kAdpsgd, .threads = workers, .epochs = 3,
                            .lr = 1e-30f, .lr_decay = 1, .compress = "qsgd:4",
                            .topology = "ring"};
-  bool searched = false;
-  internal::RunPlan plan = internal::PlanRun(model, data.train, config, workers, 1, searched);
-  const TrainResult r = internal::RunShared<LogisticModel, SpreadReplicas<LogisticModel>>(
-      model, nullptr, std::move(plan), searched, kL2, {});
+  const TrainResult r = RunFromSpreadReplicas(config);
   ASSERT_EQ(r.history.size(), 3u);
-  std::vector<double> mean(r.params.size(), 0.0);
-  for (int w = 0; w < workers; ++w) {
-    Rng rng(99, static_cast<std::uint64_t>(w));
-    for (double& m : mean) m += (2 * rng.UniformFloat() - 1) / workers;
-  }
+  const std::vector<double> mean = SpreadMean(workers, r.params.size());
   for (std::size_t u = 0; u < mean.size(); ++u) ASSERT_NEAR(r.params[u], mean[u], 1e-4) << u;
   const double start = static_cast<double>(r.params.size()) / 3;
   EXPECT_LT(r.history.back().consensus.value(), start / 3);
