@@ -291,9 +291,10 @@ INSTANTIATE_TEST_SUITE_P(Workers, HogwildPPStress,
 
 TEST(HogwildPP, OneGroupIsHogwildBitForBit) {
   // One thread in one group: no ring, the same loop (fused linear) on the same shuffles.
+  // hogwild++ runs the plain HOGWILD! loop inside a group (no hot head).
   const SyntheticSplit data = testing::SmallProblem();
   const TrainConfig plain{.algorithm = Algorithm::kHogwild, .l2 = kL2, .threads = 1, .epochs = 3,
-                          .lr = 0.2f, .seed = 3};
+                          .lr = 0.2f, .seed = 3, .hot_coords = 0};
   TrainConfig pp = plain;
   pp.algorithm = Algorithm::kHogwildPP;
   pp.group_size = 1;

@@ -96,6 +96,10 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
                  static_cast<double>(r.bytes_sent) / 1e6, static_cast<double>(r.bytes_sent_max) / 1e6);
   }
   std::fprintf(out_, "  wall          %.2fs (training %.2fs)\n", r.wall_s, r.train_s);
+  if (r.hot_coords > 0) {
+    std::fprintf(out_, "  hot coords    %d with a private copy per worker, synced every %d samples\n",
+                 r.hot_coords, r.hot_sync);
+  }
   const bool compressed = config.algorithm == Algorithm::kDcd ||
                           config.algorithm == Algorithm::kEcd ||
                           config.algorithm == Algorithm::kChoco;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <system_error>
 
@@ -122,6 +123,15 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--group-size", c.group_size,
                   "hogwild++: threads per replica (0 = the threads of a NUMA node; 1 when "
                   "unpinned)")
+      ->capture_default_str();
+  cmd->add_option("--hot-coords", c.hot_coords,
+                  "hogwild, sparse linear models: keep a private copy per worker of this many of "
+                  "the most frequent coordinates, synced every --hot-sync samples (auto: up to 1024, "
+                  "those in >= 1/512 of the rows; off: plain HOGWILD!)")
+      ->transform(CLI::Transformer(std::map<std::string, int>{{"auto", -1}, {"off", 0}}))
+      ->default_str("auto");
+  cmd->add_option("--hot-sync", c.hot_sync,
+                  "hogwild: samples between a worker's syncs of its hot copy (0: automatic, 512)")
       ->capture_default_str();
   cmd->add_option("--metrics", c.metrics_path, "Write JSON lines metrics to this file");
   cmd->add_flag("--quiet", o.quiet, "Print only errors");

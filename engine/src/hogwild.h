@@ -18,6 +18,7 @@
 
 #include <corral/step.h>
 
+#include "engine/src/hot_head.h"
 #include "engine/src/linear_step.h"
 #include "engine/src/run_shared.h"
 #include "engine/src/shard_worker.h"
@@ -29,6 +30,7 @@ namespace corral::internal {
 template <typename M>
 struct HogwildWorker : ShardWorker<M> {
   std::vector<float> shrink;  // fused linear loop: this epoch's 1 / (1 + eta * l2_u)
+  HotWorker hot;              // fused linear loop: the hot head, when the mode uses one
 };
 
 // One epoch of worker `self`'s HOGWILD! steps on the model `w`, which other workers may read
@@ -44,23 +46,40 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
   const std::span<const std::uint32_t> order(self.order);
   if constexpr (kIsLinear<M>) {
     if (batch == 1) {
+      using Loss = typename LossOf<M>::type;
       ComputeShrink(model, eta, self.shrink);
       const std::size_t d = model.NumParams();
       constexpr std::size_t kAhead = 8;  // rows: a shuffled epoch misses the cache on every row
+      const HotHead* head = self.hot.head;
+      if (head != nullptr) self.hot.copy.Begin(w, *head, self.shrink);
+      std::size_t until_sync = self.hot.sync_every;
       for (std::size_t k = start; k < order.size();) {
         if (halt.load(std::memory_order_relaxed)) break;
         const std::size_t end = std::min(order.size(), k + chunk);
         for (; k < end; ++k) {
-          if (k + kAhead < order.size()) PrefetchRow(self.shard, order[k + kAhead]);
           const std::uint32_t r = order[k];
-          LinearStep<typename LossOf<M>::type>(w, self.shard.Row(r), self.shard.Label(r), eta,
-                                               self.shrink.data(), d);
+          if (head == nullptr) {
+            if (k + kAhead < order.size()) PrefetchRow(self.shard, order[k + kAhead]);
+            LinearStep<Loss>(w, self.shard.Row(r), self.shard.Label(r), eta, self.shrink.data(), d);
+            continue;
+          }
+          if (k + kAhead < order.size()) {
+            self.hot.rows.Prefetch(order[k + kAhead]);
+            __builtin_prefetch(&self.shard.labels()[order[k + kAhead]]);
+          }
+          SplitLinearStep<Loss>(w, self.hot.copy, self.hot.rows, r, self.shard.Label(r), eta,
+                                self.shrink.data(), d);
+          if (--until_sync == 0) {
+            self.hot.copy.Sync(w, *head, self.hot.exclusive);
+            until_sync = self.hot.sync_every;
+          }
         }
         self.steps += end - self.position;
         self.position = end;
         steps.store(self.steps, std::memory_order_relaxed);  // progress display only
         between();
       }
+      if (head != nullptr) self.hot.copy.Sync(w, *head, self.hot.exclusive);
       return;
     }
   }
@@ -85,10 +104,17 @@ class HogwildMode {
  public:
   HogwildMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_),
-        workers_(static_cast<std::size_t>(plan.threads)) {}
+        workers_(static_cast<std::size_t>(plan.threads)) {
+    if constexpr (kIsLinear<M> && !kLocked) {
+      if (Batch() == 1) head_ = ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords);
+    }
+  }
 
   void Setup(int w) {
-    Worker(w).Build(model_, plan_.train, w, plan_.threads, Batch());
+    State& self = Worker(w);
+    self.Build(model_, plan_.train, w, plan_.threads, Batch());
+    if (!head_.empty()) self.hot.Build(self.shard, head_, SyncEvery(),
+                                       plan_.threads == 1);
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
@@ -134,9 +160,16 @@ class HogwildMode {
   void Snapshot(std::span<float> out) const { w_.CopyTo(out); }
   std::uint64_t BytesSent() const { return 0; }
   std::uint64_t BytesSentMax() const { return 0; }
+  void Report(TrainResult& result) const {
+    result.hot_coords = static_cast<int>(head_.coordinate.size());
+    result.hot_sync = head_.empty() ? 0 : static_cast<int>(SyncEvery());
+  }
 
  private:
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
+  std::size_t SyncEvery() const {
+    return plan_.config.hot_sync > 0 ? static_cast<std::size_t>(plan_.config.hot_sync) : kAutoHotSync;
+  }
   using State = HogwildWorker<M>;
   State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
   const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
@@ -146,6 +179,7 @@ class HogwildMode {
   std::atomic<bool>& halt_;
   std::vector<float> storage_;
   Params w_;
+  HotHead head_;
   std::vector<State> workers_;
   std::mutex mutex_;  // locked only: held around each gradient and update
 };

@@ -95,6 +95,10 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
     if (j["compress"] != "none") j["gamma"] = r.gamma;
   }
   if (!r.warnings.empty()) j["warnings"] = r.warnings;
+  if (config.algorithm == Algorithm::kHogwild) {
+    j["hot_coords"] = r.hot_coords;
+    j["hot_sync"] = r.hot_sync;
+  }
   if (config.algorithm == Algorithm::kAdpsgd || config.algorithm == Algorithm::kHogwildPP) {
     // The asynchronous replica settings (hogwild++ always syncs over its ring of groups).
     if (config.algorithm == Algorithm::kAdpsgd) j["topology"] = config.topology;

@@ -133,6 +133,12 @@ void TrainConfig::Validate() const {
     BadConfig("--group-size must be >= 0 (0: the threads of a NUMA node), got " +
               std::to_string(group_size));
   }
+  if (hot_coords < -1) {
+    BadConfig("--hot-coords must be auto, off or a count >= 0, got " + std::to_string(hot_coords));
+  }
+  if (hot_sync < 0) {
+    BadConfig("--hot-sync must be >= 1 samples (0: automatic), got " + std::to_string(hot_sync));
+  }
   const bool public_copies = algorithm == Algorithm::kChoco || algorithm == Algorithm::kAdpsgd;
   if (public_copies && ResolvedCompress(*this).starts_with("ef:")) {
     // Measured: choco and adpsgd with ef:topk:0.1 diverge on a9a within one epoch.

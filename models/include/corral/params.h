@@ -35,6 +35,12 @@ class Params {
     std::atomic_ref<float>(data_[i]).store(v, std::memory_order_relaxed);
   }
 
+  // Adds `delta` to coordinate i as one atomic read-modify-write (relaxed) and returns the value
+  // before: concurrent adds are never lost, unlike Load + Store.
+  float FetchAdd(std::size_t i, float delta) const {
+    return std::atomic_ref<float>(data_[i]).fetch_add(delta, std::memory_order_relaxed);
+  }
+
   // Copies all coordinates into `out` (same size) with relaxed loads.
   void CopyTo(std::span<float> out) const {
     for (std::size_t i = 0; i < size_; ++i) out[i] = Load(i);
