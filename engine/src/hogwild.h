@@ -7,6 +7,12 @@
 // loop with one mutex held around each gradient and update, the serialised baseline HOGWILD!
 // is measured against. HogwildSteps, the worker loop on any shared Params, is also the loop
 // inside each group of hogwild++ (hogwild_pp.h).
+//
+// For a linear model at batch 1 on sparse data, hogwild (not locked) also keeps a hot head
+// (hot_head.h): each worker reads and writes its own copy of the most frequent coordinates and
+// adds its changes into the shared model every --hot-sync samples; the worker's shard is then
+// replaced by split rows (hot entries first, as slots into the copy). With one worker the copy
+// is simply stored back (`exclusive`).
 #pragma once
 
 #include <algorithm>
@@ -35,8 +41,9 @@ struct HogwildWorker : ShardWorker<M> {
 
 // One epoch of worker `self`'s HOGWILD! steps on the model `w`, which other workers may read
 // and write at the same time (Params' relaxed loads and stores), from sample `start` of its
-// order. A linear model with batch 1 takes linear_step.h's fused loop, anything else
-// Gradient() + ApplyStep(). About every `chunk` samples (and at no other time) the worker
+// order. A linear model with batch 1 takes linear_step.h's fused loop (on the split rows and
+// the worker's hot copy when the mode gave it a head: synced every hot.sync_every samples and
+// at the end), anything else Gradient() + ApplyStep(). About every `chunk` samples (and at no other time) the worker
 // checks `halt`, publishes its progress in `steps` and calls `between()`: hogwild++ passes its
 // ring's token there; hogwild passes a no-op.
 template <typename M, typename Between>
@@ -63,12 +70,8 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
             LinearStep<Loss>(w, self.shard.Row(r), self.shard.Label(r), eta, self.shrink.data(), d);
             continue;
           }
-          if (k + kAhead < order.size()) {
-            self.hot.rows.Prefetch(order[k + kAhead]);
-            __builtin_prefetch(&self.shard.labels()[order[k + kAhead]]);
-          }
-          SplitLinearStep<Loss>(w, self.hot.copy, self.hot.rows, r, self.shard.Label(r), eta,
-                                self.shrink.data(), d);
+          if (k + kAhead < order.size()) self.hot.rows.Prefetch(order[k + kAhead]);
+          SplitLinearStep<Loss>(w, self.hot.copy, self.hot.rows, r, eta, self.shrink.data(), d);
           if (--until_sync == 0) {
             self.hot.copy.Sync(w, *head, self.hot.exclusive);
             until_sync = self.hot.sync_every;
@@ -113,8 +116,10 @@ class HogwildMode {
   void Setup(int w) {
     State& self = Worker(w);
     self.Build(model_, plan_.train, w, plan_.threads, Batch());
-    if (!head_.empty()) self.hot.Build(self.shard, head_, SyncEvery(),
-                                       plan_.threads == 1);
+    if (!head_.empty()) {
+      self.hot.Build(self.shard, head_, SyncEvery(), plan_.threads == 1);
+      self.shard = Dataset();  // the split rows hold everything the fused loop reads
+    }
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
@@ -167,9 +172,7 @@ class HogwildMode {
 
  private:
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
-  std::size_t SyncEvery() const {
-    return plan_.config.hot_sync > 0 ? static_cast<std::size_t>(plan_.config.hot_sync) : kAutoHotSync;
-  }
+  std::size_t SyncEvery() const { return HotSyncEvery(plan_.config.hot_sync); }
   using State = HogwildWorker<M>;
   State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
   const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }

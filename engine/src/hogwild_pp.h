@@ -2,8 +2,10 @@
 // Asynchronous Stochastic Gradient Descent", ICDM) under RunShared (DESIGN.md §2).
 //
 // The threads form N groups (clusters); group g shares one replica x_g, first-touched by its
-// first worker, and its threads run plain HOGWILD! on it (hogwild.h's HogwildSteps: the fused
-// linear loop or Gradient() + ApplyStep(), relaxed loads and stores). Groups:
+// first worker, and its threads run HOGWILD! on it (hogwild.h's HogwildSteps: the fused linear
+// loop, with the hot head of hot_head.h unless --hot-coords off, or Gradient() + ApplyStep(),
+// relaxed loads and stores). A worker's hot copy reaches x_g at its next sync: the ring mixes
+// x_g without it, and the next ring sync's delta = x_g - o_g carries it on. Groups:
 //   --group-size c > 0: workers [g c, (g+1) c) form group g (compact pinning fills a core's
 //     neighbours first, so a group is local);
 //   --group-size 0: one group per NUMA node the workers run on (DimmWitted's per-node
@@ -112,11 +114,19 @@ class HogwildPPMode {
     }
     // Workers look at the token every `chunk_` samples: often enough to hold it about K.
     chunk_ = static_cast<std::size_t>(std::clamp<std::uint64_t>(hold_ / 4, 1, 256));
+    if constexpr (kIsLinear<M>) {
+      if (batch == 1) head_ = ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords);
+    }
   }
 
   void Setup(int w) {
     State& self = Worker(w);
     self.Build(model_, plan_.train, w, plan_.threads, Batch());
+    if (!head_.empty()) {
+      // Never exclusive: the ring writes the group's replica too.
+      self.hot.Build(self.shard, head_, HotSyncEvery(plan_.config.hot_sync), false);
+      self.shard = Dataset();  // the split rows hold everything the fused loop reads
+    }
     const int g = GroupOf(w);
     if (FirstOf(g) == w) {  // first touch of the group's replica and snapshot by its first worker
       groups_[static_cast<std::size_t>(g)].x.assign(plan_.initial.begin(), plan_.initial.end());
@@ -167,6 +177,11 @@ class HogwildPPMode {
     std::uint64_t most = 0;
     for (const State& s : workers_) most = std::max(most, s.sent);
     return most;
+  }
+
+  void Report(TrainResult& result) const {
+    result.hot_coords = static_cast<int>(head_.coordinate.size());
+    result.hot_sync = head_.empty() ? 0 : static_cast<int>(HotSyncEvery(plan_.config.hot_sync));
   }
 
   // For tests and reports, read while the workers are parked.
@@ -258,6 +273,7 @@ class HogwildPPMode {
   const RunPlan& plan_;
   std::atomic<bool>& halt_;
   const std::vector<int> group_of_;
+  HotHead head_;  // fused linear loop: coordinates each worker keeps a private copy of
   std::vector<Group> groups_;
   std::vector<State> workers_;
   float beta_ = 1;

@@ -41,6 +41,11 @@ inline constexpr std::size_t kAutoHotCoords = 1024;
 inline constexpr std::size_t kAutoMinShare = 512;
 inline constexpr std::size_t kAutoHotSync = 512;
 
+// Samples between syncs for TrainConfig::hot_sync (0: automatic).
+inline std::size_t HotSyncEvery(int hot_sync) {
+  return hot_sync > 0 ? static_cast<std::size_t>(hot_sync) : kAutoHotSync;
+}
+
 // The hot head of `train` for `num_params` coordinates: `hot_coords` > 0 takes the hot_coords
 // coordinates in the most rows, -1 the up to kAutoHotCoords of them in at least a
 // 1/kAutoMinShare of the rows, 0 none. Empty for dense data, where every sample touches every
@@ -74,13 +79,15 @@ inline HotHead ChooseHotHead(const Dataset& train, std::size_t num_params, int h
   return head;
 }
 
-// A worker's rows with each row's hot entries first, renumbered to slots, then its cold ones.
+// A worker's rows with each row's hot entries first, renumbered to slots, then its cold ones,
+// and their labels: all the fused loop reads, so the worker's shard can be released.
 // Thread safety: owner-only.
 struct SplitRows {
   std::vector<std::uint64_t> begin;   // rows + 1 offsets into index/value
   std::vector<std::uint32_t> hot;     // per row: number of hot entries
   std::vector<std::uint32_t> index;   // slot (hot entries) or coordinate (cold entries)
   std::vector<float> value;
+  std::vector<float> label;
 
   void Build(const Dataset& shard, const HotHead& head) {
     begin.assign(1, 0);
@@ -89,6 +96,7 @@ struct SplitRows {
     value.clear();
     index.reserve(shard.nnz());
     value.reserve(shard.nnz());
+    label.assign(shard.labels().begin(), shard.labels().end());
     const std::size_t slots = head.slot.size();
     for (std::size_t r = 0; r < shard.rows(); ++r) {
       const SparseRow row = shard.Row(r);
@@ -113,9 +121,11 @@ struct SplitRows {
     }
   }
 
+  // Row r's entries and label ahead of use (see PrefetchRow).
   void Prefetch(std::size_t r) const {
     __builtin_prefetch(index.data() + begin[r]);
     __builtin_prefetch(value.data() + begin[r]);
+    __builtin_prefetch(label.data() + r);
   }
 };
 
@@ -180,7 +190,8 @@ struct HotWorker {
 // shared model.
 template <typename Loss>
 inline void SplitLinearStep(Params w, HotCopy& copy, const SplitRows& rows, std::size_t r,
-                            float label, float eta, const float* shrink, std::size_t num_params) {
+                            float eta, const float* shrink, std::size_t num_params) {
+  const float label = rows.label[r];
   const std::uint64_t first = rows.begin[r];
   const std::uint64_t split = first + rows.hot[r];
   const std::uint64_t last = rows.begin[r + 1];

@@ -95,7 +95,7 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
     if (j["compress"] != "none") j["gamma"] = r.gamma;
   }
   if (!r.warnings.empty()) j["warnings"] = r.warnings;
-  if (config.algorithm == Algorithm::kHogwild) {
+  if (config.algorithm == Algorithm::kHogwild || config.algorithm == Algorithm::kHogwildPP) {
     j["hot_coords"] = r.hot_coords;
     j["hot_sync"] = r.hot_sync;
   }

@@ -101,10 +101,11 @@ struct TrainConfig {
   // hogwild++: threads per replica (group); 0: the threads of one NUMA node, or 1 when the
   // placement is unknown (--pin none).
   int group_size = 0;
-  // hogwild with a linear model on sparse data and batch 1: how many of the most frequent
-  // coordinates each worker keeps a private copy of, adding its changes into the shared model
-  // every `hot_sync` samples (HOGWILD! with a bounded delay on those coordinates: they are the
-  // cache lines every sample writes, which otherwise move between cores on nearly every step).
+  // hogwild and hogwild++ (inside each group), with a linear model on sparse data and batch 1:
+  // how many of the most frequent coordinates each worker keeps a private copy of, adding its
+  // changes into the shared model every `hot_sync` samples (HOGWILD! with a bounded delay on
+  // those coordinates: they are the cache lines every sample writes, which otherwise move
+  // between cores on nearly every step).
   // -1: automatic (up to 1024 coordinates, those in at least 1/512 of the rows); 0: off, the
   // plain HOGWILD! loop.
   int hot_coords = -1;
@@ -202,8 +203,8 @@ struct TrainResult {
   std::uint64_t bytes_sent_max = 0;
   PlacementReport placement;
   double gamma = 0;            // choco: the consensus step size used
-  int hot_coords = 0;          // hogwild: coordinates each worker kept a private copy of
-  int hot_sync = 0;            // hogwild: samples between syncs of that copy (0: none)
+  int hot_coords = 0;          // hogwild, hogwild++: coordinates each worker kept a private copy of
+  int hot_sync = 0;            // ... and samples between syncs of that copy (0: no copy)
   // Settings the algorithm's guarantees do not cover (e.g. dcd with a biased compressor);
   // the library never prints: callers show them (the CLI on stderr).
   std::vector<std::string> warnings;
