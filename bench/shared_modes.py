@@ -103,7 +103,7 @@ def generated_sparse(args, tmp):
         objs = [x["objective"] for x in rs]
         print(f"  {name:22s}{r:12,.0f} samples/s  objective {statistics.median(objs):.5f}"
               f" (runs {min(objs):.5f}..{max(objs):.5f})")
-    print(f"  hot coords            {runs[1][0]['hot_coords']}, synced every {runs[1][0]['hot_sync']}")
+    print(f"  hot coords            {runs[1][0]["hot_coords"]}, synced after ~{runs[1][0]["hot_sync"]} updates each")
     for name, s in zip(["sync 2T batch 8", "qsgd:8 2T batch 8"], once):
         print(f"  {name:22s}{s['samples_per_s']:12,.0f} samples/s  objective {s['objective']:.5f}"
               f"  bytes sent {s['bytes_sent'] / 1e6:.0f} MB")

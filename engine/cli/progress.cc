@@ -97,7 +97,7 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
   }
   std::fprintf(out_, "  wall          %.2fs (training %.2fs)\n", r.wall_s, r.train_s);
   if (r.hot_coords > 0) {
-    std::fprintf(out_, "  hot coords    %d with a private copy per worker, synced every %d samples\n",
+    std::fprintf(out_, "  hot coords    %d with a private copy per worker, synced after ~%d updates each\n",
                  r.hot_coords, r.hot_sync);
   }
   const bool compressed = config.algorithm == Algorithm::kDcd ||

@@ -125,13 +125,14 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "unpinned)")
       ->capture_default_str();
   cmd->add_option("--hot-coords", c.hot_coords,
-                  "hogwild, sparse linear models: keep a private copy per worker of this many of "
-                  "the most frequent coordinates, synced every --hot-sync samples (auto: up to 1024, "
-                  "those in >= 1/512 of the rows; off: plain HOGWILD!)")
+                  "hogwild, hogwild++, sparse linear models: keep a private copy per worker of this "
+                  "many of the most frequent coordinates (auto: up to 1024, those in >= 1/512 of "
+                  "the rows; off: plain HOGWILD!)")
       ->transform(CLI::Transformer(std::map<std::string, int>{{"auto", -1}, {"off", 0}}))
       ->default_str("auto");
   cmd->add_option("--hot-sync", c.hot_sync,
-                  "hogwild: samples between a worker's syncs of its hot copy (0: automatic, 512)")
+                  "hogwild, hogwild++: a worker adds its changes of a hot coordinate into the shared "
+                  "model after about this many of its updates to it (0: automatic, 32)")
       ->capture_default_str();
   cmd->add_option("--metrics", c.metrics_path, "Write JSON lines metrics to this file");
   cmd->add_flag("--quiet", o.quiet, "Print only errors");

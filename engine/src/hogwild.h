@@ -10,7 +10,7 @@
 //
 // For a linear model at batch 1 on sparse data, hogwild (not locked) also keeps a hot head
 // (hot_head.h): each worker reads and writes its own copy of the most frequent coordinates and
-// adds its changes into the shared model every --hot-sync samples; the worker's shard is then
+// adds its changes into the shared model after about --hot-sync of its updates to each; the worker's shard is then
 // replaced by split rows (hot entries first, as slots into the copy). With one worker the copy
 // is simply stored back (`exclusive`).
 #pragma once
@@ -42,8 +42,8 @@ struct HogwildWorker : ShardWorker<M> {
 // One epoch of worker `self`'s HOGWILD! steps on the model `w`, which other workers may read
 // and write at the same time (Params' relaxed loads and stores), from sample `start` of its
 // order. A linear model with batch 1 takes linear_step.h's fused loop (on the split rows and
-// the worker's hot copy when the mode gave it a head: synced every hot.sync_every samples and
-// at the end), anything else Gradient() + ApplyStep(). About every `chunk` samples (and at no other time) the worker
+// the worker's hot copy when the mode gave it a head: synced on HotHead's schedule and at the
+// end), anything else Gradient() + ApplyStep(). About every `chunk` samples (and at no other time) the worker
 // checks `halt`, publishes its progress in `steps` and calls `between()`: hogwild++ passes its
 // ring's token there; hogwild passes a no-op.
 template <typename M, typename Between>
@@ -58,8 +58,14 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
       const std::size_t d = model.NumParams();
       constexpr std::size_t kAhead = 8;  // rows: a shuffled epoch misses the cache on every row
       const HotHead* head = self.hot.head;
+      // Shared tail lines, 4 samples ahead (with others writing the model): a line another core
+      // wrote since this worker last touched it costs a cross-core transfer, ~200 ns on a
+      // machine whose two cores share no L3, as long as a step. Asked for early, with intent to
+      // write, the transfer overlaps the steps before (measured: 2 threads 9.4M -> 14M samples/s
+      // on the Zipf set with cross-CCD cores; distance 2 and 4 alike, 8 worse).
+      constexpr std::size_t kTailAhead = 4;
       if (head != nullptr) self.hot.copy.Begin(w, *head, self.shrink);
-      std::size_t until_sync = self.hot.sync_every;
+      std::size_t until_sync = HotHead::kSyncBase;
       for (std::size_t k = start; k < order.size();) {
         if (halt.load(std::memory_order_relaxed)) break;
         const std::size_t end = std::min(order.size(), k + chunk);
@@ -71,10 +77,13 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
             continue;
           }
           if (k + kAhead < order.size()) self.hot.rows.Prefetch(order[k + kAhead]);
+          if (!self.hot.exclusive && k + kTailAhead < order.size()) {
+            self.hot.rows.PrefetchTail(w, order[k + kTailAhead], d);
+          }
           SplitLinearStep<Loss>(w, self.hot.copy, self.hot.rows, r, eta, self.shrink.data(), d);
           if (--until_sync == 0) {
-            self.hot.copy.Sync(w, *head, self.hot.exclusive);
-            until_sync = self.hot.sync_every;
+            self.hot.Sync(w);
+            until_sync = HotHead::kSyncBase;
           }
         }
         self.steps += end - self.position;
@@ -82,7 +91,7 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
         steps.store(self.steps, std::memory_order_relaxed);  // progress display only
         between();
       }
-      if (head != nullptr) self.hot.copy.Sync(w, *head, self.hot.exclusive);
+      if (head != nullptr) self.hot.SyncAll(w);
       return;
     }
   }
@@ -109,7 +118,10 @@ class HogwildMode {
       : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_),
         workers_(static_cast<std::size_t>(plan.threads)) {
     if constexpr (kIsLinear<M> && !kLocked) {
-      if (Batch() == 1) head_ = ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords);
+      if (Batch() == 1) {
+        head_ = ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords,
+                              HotUpdatesPerSync(plan.config.hot_sync));
+      }
     }
   }
 
@@ -117,7 +129,7 @@ class HogwildMode {
     State& self = Worker(w);
     self.Build(model_, plan_.train, w, plan_.threads, Batch());
     if (!head_.empty()) {
-      self.hot.Build(self.shard, head_, SyncEvery(), plan_.threads == 1);
+      self.hot.Build(self.shard, head_, plan_.threads == 1);
       self.shard = Dataset();  // the split rows hold everything the fused loop reads
     }
   }
@@ -167,12 +179,11 @@ class HogwildMode {
   std::uint64_t BytesSentMax() const { return 0; }
   void Report(TrainResult& result) const {
     result.hot_coords = static_cast<int>(head_.coordinate.size());
-    result.hot_sync = head_.empty() ? 0 : static_cast<int>(SyncEvery());
+    result.hot_sync = static_cast<int>(head_.updates);
   }
 
  private:
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
-  std::size_t SyncEvery() const { return HotSyncEvery(plan_.config.hot_sync); }
   using State = HogwildWorker<M>;
   State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
   const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }

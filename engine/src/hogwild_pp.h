@@ -115,7 +115,10 @@ class HogwildPPMode {
     // Workers look at the token every `chunk_` samples: often enough to hold it about K.
     chunk_ = static_cast<std::size_t>(std::clamp<std::uint64_t>(hold_ / 4, 1, 256));
     if constexpr (kIsLinear<M>) {
-      if (batch == 1) head_ = ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords);
+      if (batch == 1) {
+        head_ = ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords,
+                              HotUpdatesPerSync(plan.config.hot_sync));
+      }
     }
   }
 
@@ -124,7 +127,7 @@ class HogwildPPMode {
     self.Build(model_, plan_.train, w, plan_.threads, Batch());
     if (!head_.empty()) {
       // Never exclusive: the ring writes the group's replica too.
-      self.hot.Build(self.shard, head_, HotSyncEvery(plan_.config.hot_sync), false);
+      self.hot.Build(self.shard, head_, false);
       self.shard = Dataset();  // the split rows hold everything the fused loop reads
     }
     const int g = GroupOf(w);
@@ -181,7 +184,7 @@ class HogwildPPMode {
 
   void Report(TrainResult& result) const {
     result.hot_coords = static_cast<int>(head_.coordinate.size());
-    result.hot_sync = head_.empty() ? 0 : static_cast<int>(HotSyncEvery(plan_.config.hot_sync));
+    result.hot_sync = static_cast<int>(head_.updates);
   }
 
   // For tests and reports, read while the workers are parked.

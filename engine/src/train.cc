@@ -137,7 +137,7 @@ void TrainConfig::Validate() const {
     BadConfig("--hot-coords must be auto, off or a count >= 0, got " + std::to_string(hot_coords));
   }
   if (hot_sync < 0) {
-    BadConfig("--hot-sync must be >= 1 samples (0: automatic), got " + std::to_string(hot_sync));
+    BadConfig("--hot-sync must be >= 1 updates (0: automatic), got " + std::to_string(hot_sync));
   }
   const bool public_copies = algorithm == Algorithm::kChoco || algorithm == Algorithm::kAdpsgd;
   if (public_copies && ResolvedCompress(*this).starts_with("ef:")) {

@@ -103,13 +103,12 @@ struct TrainConfig {
   int group_size = 0;
   // hogwild and hogwild++ (inside each group), with a linear model on sparse data and batch 1:
   // how many of the most frequent coordinates each worker keeps a private copy of, adding its
-  // changes into the shared model every `hot_sync` samples (HOGWILD! with a bounded delay on
-  // those coordinates: they are the cache lines every sample writes, which otherwise move
-  // between cores on nearly every step).
-  // -1: automatic (up to 1024 coordinates, those in at least 1/512 of the rows); 0: off, the
-  // plain HOGWILD! loop.
+  // changes into the shared model after about `hot_sync` of its own updates to each coordinate
+  // (HOGWILD! with a bounded delay on those coordinates: they are the cache lines every sample
+  // writes, which otherwise move between cores on nearly every step). -1: automatic (up to 1024
+  // coordinates, those in at least 1/512 of the rows); 0: off, the plain HOGWILD! loop.
   int hot_coords = -1;
-  // Samples between a worker's syncs of its hot copy; 0: automatic (512).
+  // Own updates of a hot coordinate between a worker's syncs of it; 0: automatic (32).
   int hot_sync = 0;
 
   // Throws corral::Error (kBadConfig) naming the first invalid field.
@@ -204,7 +203,7 @@ struct TrainResult {
   PlacementReport placement;
   double gamma = 0;            // choco: the consensus step size used
   int hot_coords = 0;          // hogwild, hogwild++: coordinates each worker kept a private copy of
-  int hot_sync = 0;            // ... and samples between syncs of that copy (0: no copy)
+  int hot_sync = 0;            // ... and updates of a coordinate between its syncs (0: no copy)
   // Settings the algorithm's guarantees do not cover (e.g. dcd with a biased compressor);
   // the library never prints: callers show them (the CLI on stderr).
   std::vector<std::string> warnings;
