@@ -159,13 +159,6 @@ struct SplitRows {
     }
   }
 
-  // The shared model's lines of row r's cold entries, for writing (see HogwildSteps).
-  void PrefetchTail(Params w, std::size_t r, std::size_t num_params) const {
-    for (std::uint64_t k = begin[r] + hot[r]; k < begin[r + 1]; ++k) {
-      if (index[k] < num_params) w.PrefetchForWrite(index[k]);
-    }
-  }
-
   // Row r's entries and label ahead of use (see PrefetchRow).
   void Prefetch(std::size_t r) const {
     __builtin_prefetch(index.data() + begin[r]);
