@@ -44,8 +44,11 @@ TEST_P(HogwildConverges, ToTheFullBatchOptimum) {
   std::vector<double> w(r.params.begin(), r.params.end());
   EXPECT_NEAR(Objective(data.train, w, 1e-2), reached, 1e-5);
   EXPECT_EQ(r.samples, 30u * data.train.rows());
-  if (hot > 0) EXPECT_EQ(r.hot_coords, hot);
-  if (hot == 0) EXPECT_EQ(r.hot_coords, 0);
+  if (hot > 0) {
+    EXPECT_EQ(r.hot_coords, hot);
+  } else if (hot == 0) {
+    EXPECT_EQ(r.hot_coords, 0);
+  }
 }
 
 // 1 and 2 workers, and 8 workers on however few cores (oversubscribed: correctness only); the
@@ -55,9 +58,9 @@ INSTANTIATE_TEST_SUITE_P(Workers, HogwildConverges,
                          ::testing::Values(std::tuple(1, -1), std::tuple(2, -1), std::tuple(8, -1),
                                            std::tuple(1, 0), std::tuple(2, 0), std::tuple(8, 0),
                                            std::tuple(2, 16), std::tuple(8, 16)),
-                         [](const auto& info) {
-                           const int hot = std::get<1>(info.param);
-                           return std::to_string(std::get<0>(info.param)) + "_threads_hot_" +
+                         [](const auto& test) {
+                           const int hot = std::get<1>(test.param);
+                           return std::to_string(std::get<0>(test.param)) + "_threads_hot_" +
                                   (hot < 0 ? std::string("auto") : std::to_string(hot));
                          });
 

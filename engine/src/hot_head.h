@@ -112,7 +112,9 @@ inline HotHead ChooseHotHead(const Dataset& train, std::size_t num_params, int h
            static_cast<double>(HotHead::kSyncBase << (tier + 1)) <= every) {
       ++tier;
     }
-    for (int k = tier; k <= HotHead::kMaxTier; ++k) head.tier_end[static_cast<std::size_t>(k)] = s + 1;
+    for (int k = tier; k <= HotHead::kMaxTier; ++k) {
+      head.tier_end[static_cast<std::size_t>(k)] = static_cast<std::uint32_t>(s + 1);
+    }
   }
   return head;
 }
