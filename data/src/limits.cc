@@ -9,19 +9,31 @@
 #include <cstdio>
 
 namespace corral {
+namespace {
 
-std::uint64_t MemoryLimitBytes() {
+struct MemoryLimit {
+  std::uint64_t bytes;
+  bool address_space;  // the limit is ulimit -v's, not the physical memory
+};
+
+MemoryLimit FindMemoryLimit() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
-  std::uint64_t limit = pages > 0 && page_size > 0
-                            ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size)
-                            : std::numeric_limits<std::uint64_t>::max();
+  MemoryLimit limit{pages > 0 && page_size > 0
+                        ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size)
+                        : std::numeric_limits<std::uint64_t>::max(),
+                    false};
   struct rlimit address_space {};
-  if (getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY) {
-    limit = std::min<std::uint64_t>(limit, address_space.rlim_cur);
+  if (getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY &&
+      address_space.rlim_cur < limit.bytes) {
+    limit = {static_cast<std::uint64_t>(address_space.rlim_cur), true};
   }
   return limit;
 }
+
+}  // namespace
+
+std::uint64_t MemoryLimitBytes() { return FindMemoryLimit().bytes; }
 
 std::string FormatBytes(double bytes) {
   static constexpr const char* kUnits[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
@@ -41,11 +53,13 @@ void CheckMemory(std::initializer_list<double> factors, ErrorCode code, std::str
                  std::string_view what) {
   double bytes = 1;
   for (const double f : factors) bytes *= f;
-  const std::uint64_t limit = MemoryLimitBytes();
-  if (!(bytes <= static_cast<double>(limit))) {
+  const MemoryLimit limit = FindMemoryLimit();
+  if (!(bytes <= static_cast<double>(limit.bytes))) {
+    const std::string have = FormatBytes(static_cast<double>(limit.bytes));
     throw Error(code, std::string(source) + ": " + std::string(what) + " would need " +
-                          FormatBytes(bytes) + "; this machine has " +
-                          FormatBytes(static_cast<double>(limit)));
+                          FormatBytes(bytes) + "; " +
+                          (limit.address_space ? "this process may use " + have + " (ulimit -v)"
+                                               : "this machine has " + have));
   }
 }
 

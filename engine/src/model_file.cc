@@ -59,7 +59,7 @@ class HeaderReader {
   std::uint64_t Unsigned(const char* key, std::uint64_t max) const {
     return Unsigned(At(key), key, max);
   }
-  float Finite(const char* key) const { return Finite(At(key), key); }
+  double Finite(const char* key) const { return Finite(At(key), key); }
   template <typename T>
   std::vector<T> List(const char* key, std::uint64_t max_value) const {
     const nlohmann::json& list = At(key);
@@ -68,7 +68,7 @@ class HeaderReader {
     out.reserve(list.size());  // bounded by the header's own length
     for (const nlohmann::json& v : list) {
       if constexpr (std::is_floating_point_v<T>) {
-        out.push_back(Finite(v, key));
+        out.push_back(static_cast<T>(Finite(v, key)));
       } else {
         out.push_back(static_cast<T>(Unsigned(v, key, max_value)));
       }
@@ -91,22 +91,24 @@ class HeaderReader {
     }
     return v.get<std::uint64_t>();
   }
-  float Finite(const nlohmann::json& v, const char* key) const {
+  // Finite, and within float's range (every float field is read through here too).
+  double Finite(const nlohmann::json& v, const char* key) const {
     if (!v.is_number() || !std::isfinite(v.get<double>()) ||
         std::fabs(v.get<double>()) > std::numeric_limits<float>::max()) {
       Corrupt(path_, Field(key) + "is " + v.dump().substr(0, 40) + ", expected a finite number");
     }
-    return v.get<float>();
+    return v.get<double>();
   }
 
   const nlohmann::json& j_;
   const std::string& path_;
 };
 
+constexpr auto kMaxInt = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
+constexpr auto kMaxU64 = std::numeric_limits<std::uint64_t>::max();
+
 ModelInfo FromJson(const nlohmann::json& j, const std::string& path) {
   const HeaderReader h(j, path);
-  constexpr auto kMaxInt = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
-  constexpr auto kMaxId = std::numeric_limits<std::uint64_t>::max();
   ModelInfo m;
   if (!h.At("kind").is_string()) Corrupt(path, "header field 'kind' is not a model name");
   try {
@@ -114,16 +116,16 @@ ModelInfo FromJson(const nlohmann::json& j, const std::string& path) {
   } catch (const Error& e) {
     Corrupt(path, e.what());
   }
-  m.l2 = h.Finite("l2");
+  m.l2 = static_cast<float>(h.Finite("l2"));
   m.num_features = h.Unsigned("num_features", kMaxFeatures);
   m.classes = h.List<float>("classes", 0);
   m.hidden = h.List<int>("hidden", kMaxInt);
   m.rank = static_cast<int>(h.Unsigned("rank", kMaxInt));
   m.users = h.Unsigned("users", kMaxFeatures);
   m.items = h.Unsigned("items", kMaxFeatures);
-  m.mean = h.Finite("mean");
-  m.user_ids = h.List<std::uint64_t>("user_ids", kMaxId);
-  m.item_ids = h.List<std::uint64_t>("item_ids", kMaxId);
+  m.mean = static_cast<float>(h.Finite("mean"));
+  m.user_ids = h.List<std::uint64_t>("user_ids", kMaxU64);
+  m.item_ids = h.List<std::uint64_t>("item_ids", kMaxU64);
   if (m.user_ids.size() != m.users || m.item_ids.size() != m.items) {
     Corrupt(path, "header lists " + std::to_string(m.user_ids.size()) + " user ids and " +
                       std::to_string(m.item_ids.size()) + " item ids, expected users = " +
@@ -139,18 +141,20 @@ nlohmann::json ToJson(const TrainingState& t) {
           {"samples", t.samples}};
 }
 
-TrainingState TrainingFromJson(const nlohmann::json& j) {
+TrainingState TrainingFromJson(const nlohmann::json& j, const std::string& path) {
+  const HeaderReader h(j, path);
   TrainingState t;
-  t.algorithm = ParseAlgorithm(j.at("algorithm").get<std::string>());
-  t.threads = j.at("threads").get<int>();
-  t.seed = j.at("seed").get<std::uint64_t>();
-  t.lr = j.at("lr").get<float>();
-  t.lr_decay = j.at("lr_decay").get<float>();
-  t.batch = j.at("batch").get<int>();
-  t.epochs_done = j.at("epochs_done").get<int>();
-  t.position = j.at("position").get<std::vector<std::uint64_t>>();
-  t.train_s = j.at("train_s").get<double>();
-  t.samples = j.at("samples").get<std::uint64_t>();
+  if (!h.At("algorithm").is_string()) Corrupt(path, "header field 'algorithm' is not a name");
+  t.algorithm = ParseAlgorithm(h.At("algorithm").get<std::string>());
+  t.threads = static_cast<int>(h.Unsigned("threads", kMaxInt));
+  t.seed = h.Unsigned("seed", kMaxU64);
+  t.lr = static_cast<float>(h.Finite("lr"));
+  t.lr_decay = static_cast<float>(h.Finite("lr_decay"));
+  t.batch = static_cast<int>(h.Unsigned("batch", kMaxInt));
+  t.epochs_done = static_cast<int>(h.Unsigned("epochs_done", kMaxInt));
+  t.position = h.List<std::uint64_t>("position", kMaxU64);
+  t.train_s = h.Finite("train_s");
+  t.samples = h.Unsigned("samples", kMaxU64);
   return t;
 }
 
@@ -232,7 +236,7 @@ SavedModel LoadModel(const std::string& path) {
   try {
     const nlohmann::json json = nlohmann::json::parse(header);
     model.info = FromJson(json, path);
-    if (json.contains("training")) model.training = TrainingFromJson(json.at("training"));
+    if (json.contains("training")) model.training = TrainingFromJson(json.at("training"), path);
   } catch (const nlohmann::json::exception& e) {
     Corrupt(path, std::string("bad header: ") + e.what());
   }

@@ -33,8 +33,9 @@ std::uint64_t MemoryLimitBytes();
 // "74 EB", "24 GB", "512 MB", "3 KB", "12 bytes" (decimal units, as disk and RAM are sold).
 std::string FormatBytes(double bytes);
 
-// Throws corral::Error(code) "SOURCE: WHAT would need N; this machine has M" when the product
-// of `factors` (counts and element sizes) exceeds MemoryLimitBytes().
+// Throws corral::Error(code) "SOURCE: WHAT would need N; this machine has M" (or "this process
+// may use M (ulimit -v)") when the product of `factors` (counts and element sizes) exceeds
+// MemoryLimitBytes().
 void CheckMemory(std::initializer_list<double> factors, ErrorCode code, std::string_view source,
                  std::string_view what);
 

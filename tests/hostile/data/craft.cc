@@ -120,5 +120,10 @@ int main(int argc, char** argv) {
         Header("mf", "0", R"("classes":[],"hidden":[],"rank":1,"users":2,"items":2,"user_ids":[1],"item_ids":[1,2])"),
         8);
   Model("logistic3.model", Header("logistic", "3"), 3);
+  Model("threads_1e300.model",
+        Header("logistic", "3", R"("classes":[],"hidden":[],"rank":0,"users":0,"items":0,"user_ids":[],"item_ids":[],)"
+                                R"("training":{"algorithm":"hogwild","threads":1e300,"seed":1,"lr":0.5,"lr_decay":1,)"
+                                R"("batch":1,"epochs_done":0,"position":[],"train_s":0,"samples":0})"),
+        3);
   return 0;
 }
