@@ -24,6 +24,7 @@
 #include <corral/error.h>
 #include <corral/limits.h>
 
+#include "data/src/cache_seal.h"
 #include "data/src/checksum.h"
 #include "data/src/mapped_buffer.h"
 #include "data/src/text_pipeline.h"
@@ -203,6 +204,11 @@ void RequireFinite(const Dataset& d, const std::string& path) {
 std::size_t AlignUp(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
 }  // namespace
+
+void detail::SealCache(std::span<char> file) {
+  const std::uint64_t digest = FileDigest(file, 1);
+  std::memcpy(file.data() + kChecksumAt, &digest, sizeof digest);
+}
 
 void WriteCache(const Dataset& data, const std::string& path) {
   std::array<Piece, kNumSections> pieces{};
