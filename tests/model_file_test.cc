@@ -37,7 +37,9 @@ TEST_P(ModelFileRoundTrip, SaveLoadEvalGivesTheTrainingNumbers) {
   const Evaluation e = EvaluateModel(loaded, train);
   EXPECT_DOUBLE_EQ(e.loss, r.history.back().train_loss);
   EXPECT_DOUBLE_EQ(e.objective, r.history.back().objective);
-  if (ratings) {
+  // Regression (squared, mf) reports RMSE, classification accuracy; never both.
+  ASSERT_NE(e.rmse.has_value(), e.accuracy.has_value());
+  if (e.rmse) {
     EXPECT_DOUBLE_EQ(*e.rmse, *r.history.back().train_rmse);
   } else {
     EXPECT_DOUBLE_EQ(*e.accuracy, *r.history.back().train_acc);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -21,7 +22,9 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <corral/error.h>
+#include <corral/limits.h>
 
+#include "data/src/cache_seal.h"
 #include "data/src/checksum.h"
 #include "data/src/mapped_buffer.h"
 #include "data/src/text_pipeline.h"
@@ -172,9 +175,40 @@ class AtomicWriter {
   std::size_t written_ = 0;
 };
 
+// The readers refuse NaN and Inf, so a cache holds none unless it was forged or written from a
+// caller's own arrays; a NaN label would train to a perfect accuracy, an Inf value look like
+// a divergence. The fast pass finds nothing on every honest load; the slow one names the row.
+void RequireFinite(const Dataset& d, const std::string& path) {
+  const auto finite = [](std::span<const float> xs) {
+    return std::all_of(xs.begin(), xs.end(), [](float x) { return std::isfinite(x); });
+  };
+  if (finite(d.labels()) && finite(d.value())) return;
+  for (std::size_t r = 0; r < d.rows(); ++r) {
+    const float y = d.Label(r);
+    if (!std::isfinite(y)) {
+      throw Error(ErrorCode::kBadInput, path + ": row " + std::to_string(r) + ": label " +
+                                            std::to_string(y) + ", expected a finite number");
+    }
+    const SparseRow row = d.Row(r);
+    for (std::size_t k = 0; k < row.nnz(); ++k) {
+      if (!std::isfinite(row.value[k])) {
+        throw Error(ErrorCode::kBadInput,
+                    path + ": row " + std::to_string(r) + ": feature " +
+                        std::to_string(row.index[k]) + " is " + std::to_string(row.value[k]) +
+                        ", expected a finite number");
+      }
+    }
+  }
+}
+
 std::size_t AlignUp(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
 }  // namespace
+
+void detail::SealCache(std::span<char> file) {
+  const std::uint64_t digest = FileDigest(file, 1);
+  std::memcpy(file.data() + kChecksumAt, &digest, sizeof digest);
+}
 
 void WriteCache(const Dataset& data, const std::string& path) {
   std::array<Piece, kNumSections> pieces{};
@@ -272,6 +306,12 @@ Dataset ReadCache(const std::string& path, int threads) {
     bad("corrupt header (size, layout or flags), expected values this version writes");
   }
   if (rows > bytes.size() || nnz > bytes.size()) bad("corrupt header: counts exceed the file");
+  // Every field is checked on its own, not only by the checksum, which a forger recomputes.
+  if (rows == 0 && (features != 0 || nnz != 0)) {
+    bad("header declares 0 rows of " + std::to_string(features) + " features, expected at least "
+        "one row (only the empty set, of 0 features, has none)");
+  }
+  CheckFeatureCount(features, ErrorCode::kBadInput, path + ": header");
   std::array<std::span<const char>, kNumSections> sections;
   for (std::size_t s = 0; s < kNumSections; ++s) {
     const auto at = Get<std::uint64_t>(bytes, kSectionsAt + 16 * s);
@@ -339,6 +379,7 @@ Dataset ReadCache(const std::string& path, int threads) {
     copy_ids(kItemIds, info->item_ids, info->known_items);
     d = d.WithRatings(std::move(info));
   }
+  RequireFinite(d, path);
   return d;
 }
 

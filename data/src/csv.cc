@@ -65,6 +65,7 @@ class CsvChunkParser {
 
   // `first_line`: this is line 1 of the file, which may be a header.
   void Line(std::string_view line, std::uint64_t number, bool first_line) {
+    if (first_line) StripByteOrderMark(line);
     const std::string_view whole = line;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (const std::size_t nul = FindNul(line); nul != std::string_view::npos) {
@@ -81,7 +82,7 @@ class CsvChunkParser {
       throw ParseFailure{number, "expected " + std::to_string(out_.fields) + " fields, got " +
                                      std::to_string(fields_.size())};
     }
-    if (first_line && IsHeader()) return;
+    if (first_line && IsHeaderLine(fields_.data(), fields_.size())) return;
     float label = 0;
     for (std::size_t c = 0; c < fields_.size(); ++c) {
       const std::string_view field = fields_[c];
@@ -115,15 +116,6 @@ class CsvChunkParser {
                                      std::to_string(fields) + " .. " + std::to_string(fields - 1)};
     }
     return static_cast<std::size_t>(column);
-  }
-
-  // A first line none of whose fields is a number names the columns.
-  bool IsHeader() const {
-    float x = 0;
-    for (std::string_view field : fields_) {
-      if (ParseFloat(field, x)) return false;
-    }
-    return true;
   }
 
   const LoadOptions& options_;

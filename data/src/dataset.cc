@@ -2,12 +2,12 @@
 #include <corral/dataset.h>
 
 #include <algorithm>
-#include <limits>
 #include <numeric>
 #include <string>
 #include <utility>
 
 #include <corral/error.h>
+#include <corral/limits.h>
 
 #include "data/src/dataset_access.h"
 
@@ -98,10 +98,7 @@ Dataset Dataset::WrapDense(std::span<const float> values, std::span<const float>
                            std::string name) {
   Dataset d;
   d.name_ = std::move(name);
-  if (num_features > std::size_t{std::numeric_limits<std::uint32_t>::max()} + 1) {
-    ThrowBadInput(d.name_, "dense set has " + std::to_string(num_features) +
-                               " features, expected at most 2^32 (columns are 32-bit)");
-  }
+  CheckFeatureCount(num_features, ErrorCode::kBadInput, d.name_);
   // Division instead of rows * F: a hostile shape must not overflow into a match.
   const bool shape_ok = num_features == 0
                             ? values.empty()
@@ -124,8 +121,12 @@ void Dataset::SetDenseShape(std::size_t rows, std::size_t num_features) {
   auto layout = std::make_shared<DenseLayout>();
   layout->row_ptr.resize(rows + 1);
   for (std::size_t r = 0; r <= rows; ++r) layout->row_ptr[r] = r * num_features;
-  layout->columns.resize(num_features);
-  std::iota(layout->columns.begin(), layout->columns.end(), std::uint32_t{0});
+  // No row reads the column array of an empty set, and its width is only a number then: a
+  // header declaring 0 rows of 2^32 features must not cost 16 GB.
+  if (rows > 0) {
+    layout->columns.resize(num_features);
+    std::iota(layout->columns.begin(), layout->columns.end(), std::uint32_t{0});
+  }
   row_ptr_ = layout->row_ptr;
   index_ = layout->columns;
   layout_ = std::move(layout);
@@ -138,6 +139,7 @@ void Dataset::Validate() const {
   // Every reader and every kernel trusts these invariants without re-checking them, so a
   // hand-built, wrapped or corrupted CSR must fail here rather than read out of bounds later.
   const std::size_t rows = label_.size();
+  CheckFeatureCount(num_features_, ErrorCode::kBadInput, name_);
   if (row_ptr_.size() != rows + 1) {
     ThrowBadInput(name_, "row_ptr has " + std::to_string(row_ptr_.size()) +
                              " entries, expected rows + 1 = " + std::to_string(rows + 1));
@@ -322,6 +324,10 @@ Dataset Dataset::WithNumFeatures(std::size_t num_features) && {
                         "num_items = " + std::to_string(num_features_));
   }
   if (dense_) {
+    CheckFeatureCount(num_features, ErrorCode::kBadInput, name_);
+    CheckMemory({static_cast<double>(rows()), static_cast<double>(num_features), sizeof(float)},
+                ErrorCode::kBadInput, name_,
+                "the dense set with " + std::to_string(num_features) + " features");
     std::vector<float> values(rows() * num_features, 0.0f);
     for (std::size_t r = 0; r < rows(); ++r) {
       const std::span<const float> row = DenseRow(r);

@@ -164,6 +164,11 @@ Dataset ReadIdx(const std::string& path, const LoadOptions& options) {
     shape.push_back('x');  // not "x" + ...: a false -Wrestrict in GCC 12 at -O3
     shape.append(std::to_string(h.sizes[d]));
   }
+  // Before anything is read or allocated: with a 0 dimension the header promises no pixels, and
+  // only the labels file would be left to size from the header's row count.
+  if (features == 0) {
+    Bad(path, "IDX images of " + shape + " have 0 pixels each, expected every dimension >= 1");
+  }
   const std::uint64_t pixels = rows * features;
   if (features != 0 && pixels / features != rows) Bad(path, "IDX size overflows");
   if (rows == 0) ThrowNoRows(path, "IDX image");

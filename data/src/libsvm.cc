@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include <corral/error.h>
+#include <corral/limits.h>
 #include <corral/load.h>
 
 #include "data/src/byte_source.h"
@@ -266,8 +266,7 @@ class LineParser {
     throw ParseFailure{line_number_, std::move(what)};
   }
 
-  // Columns are stored as uint32, so the largest column is 2^32 - 1.
-  static constexpr std::uint64_t kMaxColumn = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint64_t kMaxColumn = kMaxFeatures - 1;
 
  public:
   std::uint64_t dimension() const { return dimension_; }  // largest column seen + 1

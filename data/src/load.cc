@@ -11,6 +11,7 @@
 
 #include <corral/cache.h>
 #include <corral/error.h>
+#include <corral/limits.h>
 
 #include "data/src/byte_source.h"
 #include "data/src/formats.h"
@@ -82,6 +83,7 @@ DataFormat Detect(detail::ByteSource& source, const std::string& path) {
   if (ext == ".data" || ext == ".dat" || ext == ".tsv" || ext == ".ratings") {
     return DataFormat::kRatings;
   }
+  if (ext == ".svm" || ext == ".libsvm" || ext == ".svmlight") return DataFormat::kLibsvm;
   if (ext == ".cache") return DataFormat::kCache;
   if (ext == ".idx" || ext.ends_with("-ubyte")) return DataFormat::kIdx;
   return SniffText(source.Peek(64 * 1024));
@@ -119,12 +121,42 @@ Dataset LoadCache(const std::string& path, const LoadOptions& options) {
     const bool same = own->known_users == train->num_users &&
                       own->known_items == train->num_items &&
                       std::equal(train->user_ids.begin(), train->user_ids.end(),
-                                 own->user_ids.begin()) &&
+                                 own->user_ids.begin(), own->user_ids.end()) &&
                       std::equal(train->item_ids.begin(), train->item_ids.end(),
-                                 own->item_ids.begin());
+                                 own->item_ids.begin(), own->item_ids.end());
     if (!same) d = detail::RemapRatings(d, *train);
   }
   return d;
+}
+
+// Every reader's result passes here: a set whose rows hold only labels trains nothing, and is
+// almost always a file read in the wrong format or with the wrong label column. (The empty
+// set, which a cache may hold, has neither rows nor features.)
+Dataset RequireFeatures(Dataset d) {
+  if (d.rows() > 0 && d.num_features() == 0) {
+    throw Error(ErrorCode::kBadInput,
+                d.name() + ": 0 features (every row holds only a label), expected at least one "
+                           "feature per row (the right --format or label column?)");
+  }
+  return d;
+}
+
+Dataset Load(const std::string& path, const LoadOptions& options) {
+  CheckFeatureCount(options.num_features, ErrorCode::kBadConfig, path + ": num_features");
+  if (options.format == DataFormat::kCache) return LoadCache(path, options);
+  if (options.format == DataFormat::kIdx) return detail::ReadIdx(path, options);
+  const auto source = detail::OpenFileSource(path);
+  DataFormat format = options.format;
+  if (format == DataFormat::kAuto) {
+    try {
+      format = Detect(*source, path);
+    } catch (const detail::SourceError& e) {
+      throw Error(e.code, path + ": " + e.what + " at the start: " + e.detail);
+    }
+  }
+  if (format == DataFormat::kCache) return LoadCache(path, options);
+  if (format == DataFormat::kIdx) return detail::ReadIdx(path, options);
+  return ParseText(*source, format, options);
 }
 
 }  // namespace
@@ -151,27 +183,15 @@ DataFormat DetectFormat(const std::string& path) {
 }
 
 Dataset LoadDataset(const std::string& path, const LoadOptions& options) {
-  if (options.format == DataFormat::kCache) return LoadCache(path, options);
-  if (options.format == DataFormat::kIdx) return detail::ReadIdx(path, options);
-  const auto source = detail::OpenFileSource(path);
-  DataFormat format = options.format;
-  if (format == DataFormat::kAuto) {
-    try {
-      format = Detect(*source, path);
-    } catch (const detail::SourceError& e) {
-      throw Error(e.code, path + ": " + e.what + " at the start: " + e.detail);
-    }
-  }
-  if (format == DataFormat::kCache) return LoadCache(path, options);
-  if (format == DataFormat::kIdx) return detail::ReadIdx(path, options);
-  return ParseText(*source, format, options);
+  return RequireFeatures(Load(path, options));
 }
 
 Dataset ParseDataset(std::string_view text, const std::string& name, const LoadOptions& options) {
+  CheckFeatureCount(options.num_features, ErrorCode::kBadConfig, name + ": num_features");
   const auto source = detail::MemorySource(text, name);
   DataFormat format = options.format;
   if (format == DataFormat::kAuto) format = SniffText(text.substr(0, 64 * 1024));
-  return ParseText(*source, format, options);
+  return RequireFeatures(ParseText(*source, format, options));
 }
 
 }  // namespace corral

@@ -8,7 +8,6 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,6 +20,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <corral/error.h>
+#include <corral/limits.h>
 #include <corral/load.h>
 #include <corral/ratings_info.h>
 
@@ -118,6 +118,7 @@ class FieldSplitter {
 // `first_line`: this is line 1 of the file, which may be a header.
 void ParseRatingsLine(std::string_view line, std::uint64_t number, bool first_line,
                       RatingsPart& out) {
+  if (first_line) StripByteOrderMark(line);
   const std::string_view whole = line;
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   const auto fail = [&](std::string_view field, const std::string& what) {
@@ -132,9 +133,7 @@ void ParseRatingsLine(std::string_view line, std::uint64_t number, bool first_li
   if (first == std::string_view::npos || line[first] == '#') return;  // blank or comment
   std::string_view fields[FieldSplitter::kMax];
   const std::size_t count = FieldSplitter(line, number).Split(fields);
-  float probe = 0;
-  // Line 1 may name the columns (ratings.csv: "userId,movieId,rating,timestamp").
-  if (first_line && !ParseFloat(fields[0], probe)) return;
+  if (first_line && IsHeaderLine(fields, std::min(count, FieldSplitter::kMax))) return;
   if (count < 3 || count > 4) {
     throw ParseFailure{number, "expected 3 or 4 fields (user item rating [timestamp]), got " +
                                    std::to_string(count)};
@@ -192,7 +191,7 @@ Dataset Finish(std::shared_ptr<RatingsStorage> storage, std::shared_ptr<RatingsI
                const std::string& name, int threads) {
   const std::size_t rows = storage->label.size() / sizeof(float);
   const std::uint64_t columns = std::uint64_t{info->num_users} + info->num_items;
-  if (columns > std::uint64_t{std::numeric_limits<std::uint32_t>::max()} + 1) {
+  if (columns > kMaxFeatures) {
     throw Error(ErrorCode::kBadInput,
                 name + ": " + std::to_string(info->num_users) + " users and " +
                     std::to_string(info->num_items) +

@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <limits>
 #include <numbers>
 #include <optional>
 #include <span>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include <corral/error.h>
+#include <corral/limits.h>
 #include <corral/rng.h>
 
 #include "data/src/feature_sampler.h"
@@ -59,10 +59,7 @@ std::string Format(double x) {
 
 void Validate(const RowSpec& spec, std::size_t test_rows) {
   if (spec.features == 0) ThrowBadConfig(spec, "features is 0, expected at least 1");
-  if (spec.features - 1 > std::numeric_limits<std::uint32_t>::max()) {
-    ThrowBadConfig(spec, "features is " + std::to_string(spec.features) +
-                             ", expected at most 2^32 (indices are 32-bit)");
-  }
+  CheckFeatureCount(spec.features, ErrorCode::kBadConfig, spec.what);
   if (!spec.dense) {
     if (spec.nnz_per_row == 0) ThrowBadConfig(spec, "nnz_per_row is 0, expected at least 1");
     if (spec.nnz_per_row > spec.features) {
@@ -90,11 +87,16 @@ void Validate(const RowSpec& spec, std::size_t test_rows) {
     ThrowBadConfig(spec, "classes is " + std::to_string(spec.classes) +
                              ", expected 2 .. 2^24 (class ids must be exact floats)");
   }
-  const std::size_t per_row = spec.dense ? spec.features : spec.nnz_per_row;
-  const std::size_t max_rows = std::numeric_limits<std::size_t>::max() / per_row / 8;
-  if (spec.rows > max_rows || test_rows > max_rows - spec.rows) {
-    ThrowBadConfig(spec, "rows * nnz_per_row overflows, expected a size that fits in memory");
-  }
+  // What Generate and the planted model allocate: per row its entries (index and value), offset
+  // and label; per output and feature a double of w*, and the sampler's popularity order.
+  const auto per_row = static_cast<double>(spec.dense ? spec.features : spec.nnz_per_row);
+  const double all_rows = static_cast<double>(spec.rows) + static_cast<double>(test_rows);
+  const double outputs = spec.target == Target::kMulticlass ? static_cast<double>(spec.classes) : 1;
+  const double bytes = all_rows * (per_row * 8 + 12) + static_cast<double>(spec.features) * (outputs + 1) * 8;
+  CheckMemory({bytes}, ErrorCode::kBadConfig,
+              std::string(spec.what) + ": rows " + std::to_string(spec.rows) + " of " +
+                  std::to_string(spec.dense ? spec.features : spec.nnz_per_row) + " entries",
+              "the generated set");
 }
 
 // Standard normals by Box-Muller (both outputs used); u1 is in (0, 1] so log(u1) is finite.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <corral/error.h>
+#include <corral/limits.h>
 #include <corral/rng.h>
 #include <corral/synthetic.h>
 
@@ -35,6 +36,15 @@ void Validate(const RatingsSpec& s) {
   }
   if (s.rank == 0) Bad("rank is 0, expected at least 1");
   if (s.ratings == 0) Bad("ratings is 0, expected at least 1");
+  // The planted factors, then per rating its pair code, ids, rating and (in the rejection
+  // draw) a hash-set slot: all before the first allocation.
+  CheckMemory({static_cast<double>(s.users) + static_cast<double>(s.items),
+               static_cast<double>(s.rank), sizeof(float)},
+              ErrorCode::kBadConfig, "synthetic ratings: rank " + std::to_string(s.rank),
+              "the planted factors of " + std::to_string(s.users) + " users and " +
+                  std::to_string(s.items) + " items");
+  CheckMemory({static_cast<double>(s.ratings), 64}, ErrorCode::kBadConfig,
+              "synthetic ratings: ratings " + std::to_string(s.ratings), "the generated ratings");
   const double pairs = static_cast<double>(s.users) * static_cast<double>(s.items);
   if (static_cast<double>(s.ratings) > pairs) {
     Bad("ratings " + std::to_string(s.ratings) + " exceeds users x items = " +

@@ -121,6 +121,22 @@ inline bool ParseUnsigned(std::string_view text, std::uint64_t& out) {
   return ec == std::errc() && ptr == last && !text.empty();
 }
 
+// A first line may name the columns (ratings.csv: "userId,movieId,rating,timestamp"): it is
+// taken as a header only when none of its fields is a number, so a damaged data line ("l 2 5"
+// with a letter for a digit) is reported as an error instead of silently skipped.
+inline bool IsHeaderLine(const std::string_view* fields, std::size_t count) {
+  float x = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (ParseFloat(fields[i], x)) return false;
+  }
+  return true;
+}
+
+// Drops a UTF-8 byte order mark (EF BB BF), which some editors put at the start of a file.
+inline void StripByteOrderMark(std::string_view& line) {
+  if (line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
+}
+
 // Splits off the next space- or tab-separated token; false when only blanks remain.
 inline bool NextToken(std::string_view& rest, std::string_view& token) {
   std::size_t begin = 0;

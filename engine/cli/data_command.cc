@@ -12,6 +12,7 @@
 #include <corral/cache.h>
 #include <corral/dataset.h>
 #include <corral/error.h>
+#include <corral/limits.h>
 #include <corral/load.h>
 #include <corral/stats.h>
 #include <corral/synthetic.h>
@@ -41,6 +42,7 @@ std::string FloatText(float x) {
 }
 
 LoadOptions ToLoadOptions(const DataOptions& o) {
+  CheckFeatureCount(o.features, ErrorCode::kBadConfig, "--features");
   return {.format = ParseDataFormat(o.format), .num_features = o.features,
           .zero_based = o.zero_based, .threads = o.threads};
 }

@@ -22,13 +22,12 @@ struct EvalOptions {
 
 int RunEval(const EvalOptions& o) {
   const SavedModel model = LoadModel(o.model_file);
-  LoadOptions load{.format = ParseDataFormat(o.format)};
+  // The model's dimension: a file that never reaches its highest feature still evaluates, one
+  // with more features than the model was trained on is refused.
+  LoadOptions load{.format = ParseDataFormat(o.format),
+                   .num_features = model.info.kind == ModelKind::kMf ? 0 : model.info.num_features};
   load.ratings_mapping = RatingsMapping(model.info);
-  Dataset data = LoadDataset(o.data, load);
-  // A file that never reaches the model's highest feature still evaluates.
-  if (model.info.num_features > data.num_features() && data.ratings() == nullptr) {
-    data = std::move(data).WithNumFeatures(model.info.num_features);
-  }
+  const Dataset data = LoadDataset(o.data, load);
   const Evaluation e = EvaluateModel(model, data);
   if (o.json) {
     nlohmann::json j = {{"model", ToString(model.info.kind)}, {"data", o.data},

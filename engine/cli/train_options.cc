@@ -8,6 +8,7 @@
 #include <string>
 #include <system_error>
 
+#include <corral/limits.h>
 #include <corral/load.h>
 
 namespace corral::cli {
@@ -167,6 +168,7 @@ TrainData LoadTrainData(const TrainOptions& o) {
     d.train = std::move(split.train);
     d.test = std::move(split.test);
   } else {
+    CheckFeatureCount(o.features, ErrorCode::kBadConfig, "--features");
     // Parsing uses every core (threads = 0): it ends before training starts.
     const LoadOptions load{.format = ParseDataFormat(o.format), .num_features = o.features};
     d.train = LoadDataset(o.data, load);

@@ -3,15 +3,20 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <span>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include <corral/error.h>
+#include <corral/limits.h>
 
 #include "engine/src/evaluate.h"
 #include "engine/src/model_registry.h"
@@ -41,19 +46,91 @@ nlohmann::json ToJson(const ModelInfo& m) {
           {"user_ids", m.user_ids},   {"item_ids", m.item_ids}};
 }
 
-ModelInfo FromJson(const nlohmann::json& j) {
+[[noreturn]] void Corrupt(const std::string& path, const std::string& what) {
+  throw Error(ErrorCode::kBadInput, path + ": not a usable corral model file: " + what);
+}
+
+// The header's fields one by one, each for its type and range, before any of them sizes an
+// allocation: the checksum proves only that the writer meant these bytes.
+class HeaderReader {
+ public:
+  HeaderReader(const nlohmann::json& j, const std::string& path) : j_(j), path_(path) {}
+
+  std::uint64_t Unsigned(const char* key, std::uint64_t max) const {
+    return Unsigned(At(key), key, max);
+  }
+  double Finite(const char* key) const { return Finite(At(key), key); }
+  template <typename T>
+  std::vector<T> List(const char* key, std::uint64_t max_value) const {
+    const nlohmann::json& list = At(key);
+    if (!list.is_array()) Corrupt(path_, Field(key) + "is not a list");
+    std::vector<T> out;
+    out.reserve(list.size());  // bounded by the header's own length
+    for (const nlohmann::json& v : list) {
+      if constexpr (std::is_floating_point_v<T>) {
+        out.push_back(static_cast<T>(Finite(v, key)));
+      } else {
+        out.push_back(static_cast<T>(Unsigned(v, key, max_value)));
+      }
+    }
+    return out;
+  }
+  const nlohmann::json& At(const char* key) const {
+    if (!j_.is_object() || !j_.contains(key)) {
+      Corrupt(path_, "header lacks the field '" + std::string(key) + "'");
+    }
+    return j_.at(key);
+  }
+
+ private:
+  std::string Field(const char* key) const { return "header field '" + std::string(key) + "' "; }
+  std::uint64_t Unsigned(const nlohmann::json& v, const char* key, std::uint64_t max) const {
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max) {
+      Corrupt(path_, Field(key) + "is " + v.dump().substr(0, 40) +
+                         ", expected an integer in 0 .. " + std::to_string(max));
+    }
+    return v.get<std::uint64_t>();
+  }
+  // Finite, and within float's range (every float field is read through here too).
+  double Finite(const nlohmann::json& v, const char* key) const {
+    if (!v.is_number() || !std::isfinite(v.get<double>()) ||
+        std::fabs(v.get<double>()) > std::numeric_limits<float>::max()) {
+      Corrupt(path_, Field(key) + "is " + v.dump().substr(0, 40) + ", expected a finite number");
+    }
+    return v.get<double>();
+  }
+
+  const nlohmann::json& j_;
+  const std::string& path_;
+};
+
+constexpr auto kMaxInt = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
+constexpr auto kMaxU64 = std::numeric_limits<std::uint64_t>::max();
+
+ModelInfo FromJson(const nlohmann::json& j, const std::string& path) {
+  const HeaderReader h(j, path);
   ModelInfo m;
-  m.kind = ParseModel(j.at("kind").get<std::string>());
-  m.l2 = j.at("l2").get<float>();
-  m.num_features = j.at("num_features").get<std::size_t>();
-  m.classes = j.at("classes").get<std::vector<float>>();
-  m.hidden = j.at("hidden").get<std::vector<int>>();
-  m.rank = j.at("rank").get<int>();
-  m.users = j.at("users").get<std::size_t>();
-  m.items = j.at("items").get<std::size_t>();
-  m.mean = j.at("mean").get<float>();
-  m.user_ids = j.at("user_ids").get<std::vector<std::uint64_t>>();
-  m.item_ids = j.at("item_ids").get<std::vector<std::uint64_t>>();
+  if (!h.At("kind").is_string()) Corrupt(path, "header field 'kind' is not a model name");
+  try {
+    m.kind = ParseModel(h.At("kind").get<std::string>());
+  } catch (const Error& e) {
+    Corrupt(path, e.what());
+  }
+  m.l2 = static_cast<float>(h.Finite("l2"));
+  m.num_features = h.Unsigned("num_features", kMaxFeatures);
+  m.classes = h.List<float>("classes", 0);
+  m.hidden = h.List<int>("hidden", kMaxInt);
+  m.rank = static_cast<int>(h.Unsigned("rank", kMaxInt));
+  m.users = h.Unsigned("users", kMaxFeatures);
+  m.items = h.Unsigned("items", kMaxFeatures);
+  m.mean = static_cast<float>(h.Finite("mean"));
+  m.user_ids = h.List<std::uint64_t>("user_ids", kMaxU64);
+  m.item_ids = h.List<std::uint64_t>("item_ids", kMaxU64);
+  if (m.user_ids.size() != m.users || m.item_ids.size() != m.items) {
+    Corrupt(path, "header lists " + std::to_string(m.user_ids.size()) + " user ids and " +
+                      std::to_string(m.item_ids.size()) + " item ids, expected users = " +
+                      std::to_string(m.users) + " and items = " + std::to_string(m.items));
+  }
   return m;
 }
 
@@ -64,23 +141,21 @@ nlohmann::json ToJson(const TrainingState& t) {
           {"samples", t.samples}};
 }
 
-TrainingState TrainingFromJson(const nlohmann::json& j) {
+TrainingState TrainingFromJson(const nlohmann::json& j, const std::string& path) {
+  const HeaderReader h(j, path);
   TrainingState t;
-  t.algorithm = ParseAlgorithm(j.at("algorithm").get<std::string>());
-  t.threads = j.at("threads").get<int>();
-  t.seed = j.at("seed").get<std::uint64_t>();
-  t.lr = j.at("lr").get<float>();
-  t.lr_decay = j.at("lr_decay").get<float>();
-  t.batch = j.at("batch").get<int>();
-  t.epochs_done = j.at("epochs_done").get<int>();
-  t.position = j.at("position").get<std::vector<std::uint64_t>>();
-  t.train_s = j.at("train_s").get<double>();
-  t.samples = j.at("samples").get<std::uint64_t>();
+  if (!h.At("algorithm").is_string()) Corrupt(path, "header field 'algorithm' is not a name");
+  t.algorithm = ParseAlgorithm(h.At("algorithm").get<std::string>());
+  t.threads = static_cast<int>(h.Unsigned("threads", kMaxInt));
+  t.seed = h.Unsigned("seed", kMaxU64);
+  t.lr = static_cast<float>(h.Finite("lr"));
+  t.lr_decay = static_cast<float>(h.Finite("lr_decay"));
+  t.batch = static_cast<int>(h.Unsigned("batch", kMaxInt));
+  t.epochs_done = static_cast<int>(h.Unsigned("epochs_done", kMaxInt));
+  t.position = h.List<std::uint64_t>("position", kMaxU64);
+  t.train_s = h.Finite("train_s");
+  t.samples = h.Unsigned("samples", kMaxU64);
   return t;
-}
-
-[[noreturn]] void Corrupt(const std::string& path, const std::string& what) {
-  throw Error(ErrorCode::kBadInput, path + ": not a usable corral model file: " + what);
 }
 
 // Reads a T at `pos` if the bytes are there.
@@ -160,19 +235,32 @@ SavedModel LoadModel(const std::string& path) {
   SavedModel model;
   try {
     const nlohmann::json json = nlohmann::json::parse(header);
-    model.info = FromJson(json);
-    if (json.contains("training")) model.training = TrainingFromJson(json.at("training"));
+    model.info = FromJson(json, path);
+    if (json.contains("training")) model.training = TrainingFromJson(json.at("training"), path);
   } catch (const nlohmann::json::exception& e) {
     Corrupt(path, std::string("bad header: ") + e.what());
   }
+  // Every model has at least num_features (inputs) and users + items parameters: bounding them
+  // by the count, itself bounded by the file's size, bounds what building the model allocates.
+  const ModelInfo& info = model.info;
+  if (info.num_features > count || info.users + info.items > count) {
+    Corrupt(path, "header describes " + std::to_string(info.num_features) + " features, " +
+                      std::to_string(info.users) + " users and " + std::to_string(info.items) +
+                      " items, more than the file's " + std::to_string(count) + " parameters");
+  }
   model.params.resize(count);
   std::memcpy(model.params.data(), bytes.data() + params_at, count * sizeof(float));
-  internal::WithSavedModel(model.info, [&](const auto& m) {
-    if (m.NumParams() != count) {
-      Corrupt(path, "header describes " + std::to_string(m.NumParams()) + " parameters, file has " +
-                        std::to_string(count));
-    }
-  });
+  try {
+    internal::WithSavedModel(model.info, [&](const auto& m) {
+      if (m.NumParams() != count) {
+        Corrupt(path, "header describes " + std::to_string(m.NumParams()) +
+                          " parameters, file has " + std::to_string(count));
+      }
+    });
+  } catch (const Error& e) {
+    if (std::string_view(e.what()).starts_with(path + ": ")) throw;
+    Corrupt(path, e.what());
+  }
   return model;
 }
 

@@ -10,6 +10,7 @@
 
 #include <corral/custom_model.h>
 #include <corral/error.h>
+#include <corral/limits.h>
 
 #include "engine/src/adpsgd.h"
 #include "engine/src/buckwild.h"
@@ -229,7 +230,18 @@ TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
         const auto run = [&]<typename D, typename T>() {
           return RunShared<M, BuckwildMode<M, D, T>>(model, test, std::move(plan), searched, l2, observer);
         };
-        if (config.bits == 8 && config.model_bits == 8) return run.template operator()<std::int8_t, std::int8_t>();
+        if (config.bits == 8 && config.model_bits == 8) {
+          // Products of two 8-bit grid values are at most 127^2; their int32 sum over a row
+          // (buckwild.h) overflows past 2^31 / 127^2 stored values.
+          constexpr std::size_t kMaxRowNnz = (std::size_t{1} << 31) / (127 * 127);
+          if (train.max_row_nnz() > kMaxRowNnz) {
+            BadConfig("--bits 8 --model-bits 8: " + train.name() + " has rows of " +
+                      std::to_string(train.max_row_nnz()) + " values, but 8-bit x 8-bit dot "
+                      "products sum in int32 and overflow past " + std::to_string(kMaxRowNnz) +
+                      " values per row; use --model-bits 16 or --bits 16");
+          }
+          return run.template operator()<std::int8_t, std::int8_t>();
+        }
         if (config.bits == 8) return run.template operator()<std::int8_t, std::int16_t>();
         if (config.model_bits == 8) return run.template operator()<std::int16_t, std::int8_t>();
         return run.template operator()<std::int16_t, std::int16_t>();
@@ -268,6 +280,14 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // Every worker needs at least one row of its own.
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
+  // Each worker's gradient buffer holds an entry (index, value, L2 weight) for every stored
+  // value of its batch's rows: a lower bound of what --batch costs, checked before any worker
+  // allocates it.
+  CheckMemory({static_cast<double>(config.batch), static_cast<double>(train.max_row_nnz()) + 1,
+               12, static_cast<double>(threads)},
+              ErrorCode::kBadConfig, "--batch " + std::to_string(config.batch),
+              "the workers' gradient buffers for rows of up to " +
+                  std::to_string(train.max_row_nnz()) + " values");
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
   // A bad --topology fails before the step-size search spends time on the data.
   if (config.algorithm == Algorithm::kDpsgd || internal::IsCompressedGossip(config.algorithm) ||

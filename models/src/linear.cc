@@ -5,6 +5,7 @@
 
 #include <corral/error.h>
 
+#include "models/src/model_size.h"
 #include "models/src/sparse_l2.h"
 
 namespace corral {
@@ -20,14 +21,19 @@ void CheckL2(std::string_view model, float l2) {
 
 template <typename Loss>
 LinearModel<Loss>::LinearModel(std::size_t num_features, float l2)
-    : l2_(l2), l2_weight_(num_features, l2) {
+    : l2_(l2),
+      l2_weight_(internal::CheckedNumParams(
+                     static_cast<double>(num_features),
+                     std::string(kName) + ": " + std::to_string(num_features) + " features",
+                     internal::GradIndex::kUint32),
+                 l2) {
   CheckL2(kName, l2);
 }
 
 template <typename Loss>
 LinearModel<Loss>::LinearModel(const Dataset& train, float l2)
-    : l2_(l2), l2_weight_(internal::SparseL2Weights(train, l2)) {
-  CheckL2(kName, l2);
+    : LinearModel(train.num_features(), l2) {
+  l2_weight_ = internal::SparseL2Weights(train, l2);
 }
 
 template class LinearModel<LogisticLoss>;

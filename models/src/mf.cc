@@ -6,6 +6,8 @@
 
 #include <corral/error.h>
 
+#include "models/src/model_size.h"
+
 namespace corral {
 namespace {
 
@@ -29,6 +31,19 @@ float InitScale(double variance, int rank) {
   return static_cast<float>(std::sqrt(3.0 * std::sqrt(variance / rank)));
 }
 
+// users + items, once the model's (users + items) x (rank + 1) parameters are known to fit
+// the SparseGrad's uint32 indices and memory.
+std::size_t CheckedRows(std::size_t users, std::size_t items, int rank) {
+  if (rank < 1) throw Error(ErrorCode::kBadConfig, "mf: --rank must be >= 1");
+  const double rows = static_cast<double>(users) + static_cast<double>(items);
+  internal::CheckedNumParams(rows * (rank + 1.0),
+                             "mf: rank " + std::to_string(rank) + " with " +
+                                 std::to_string(users) + " users and " + std::to_string(items) +
+                                 " items",
+                             internal::GradIndex::kUint32);
+  return users + items;
+}
+
 }  // namespace
 
 MfModel::MfModel(std::size_t users, std::size_t items, int rank, float mean, float l2,
@@ -41,8 +56,7 @@ MfModel::MfModel(std::size_t users, std::size_t items, int rank, float mean, flo
       l2_(l2),
       bias_(bias),
       init_scale_(0),
-      l2_weight_(users + items, l2) {
-  if (rank < 1) throw Error(ErrorCode::kBadConfig, "mf: --rank must be >= 1");
+      l2_weight_(CheckedRows(users, items, rank), l2) {
   if (!std::isfinite(l2) || l2 < 0) {
     throw Error(ErrorCode::kBadConfig, "mf: l2 must be a finite number >= 0");
   }

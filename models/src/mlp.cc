@@ -14,6 +14,8 @@
 
 #include <corral/error.h>
 
+#include "models/src/model_size.h"
+
 namespace corral {
 namespace {
 
@@ -96,6 +98,18 @@ void CheckShape(std::size_t inputs, const std::vector<int>& hidden, const ClassM
 MlpModel::MlpModel(std::size_t inputs, std::vector<int> hidden, ClassMap classes, float l2)
     : inputs_(inputs), hidden_(std::move(hidden)), classes_(std::move(classes)), l2_(l2) {
   CheckShape(inputs_, hidden_, classes_, l2_);
+  double params = 0;
+  double in = static_cast<double>(inputs_);
+  std::string shape = "mlp: " + std::to_string(inputs_) + " inputs, hidden";
+  for (const int h : hidden_) {
+    params += h * (in + 1);
+    in = h;
+    shape.push_back(' ');  // not " " + ...: a false -Wrestrict in GCC 12 at -O3
+    shape.append(std::to_string(h));
+  }
+  params += static_cast<double>(classes_.size()) * (in + 1);
+  internal::CheckedNumParams(params, shape + ", " + std::to_string(classes_.size()) + " classes",
+                             internal::GradIndex::kSizeT);
   widths_.push_back(inputs_);
   for (const int h : hidden_) widths_.push_back(static_cast<std::size_t>(h));
   widths_.push_back(classes_.size());

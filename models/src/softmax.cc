@@ -7,6 +7,7 @@
 
 #include <corral/error.h>
 
+#include "models/src/model_size.h"
 #include "models/src/sparse_l2.h"
 
 namespace corral {
@@ -35,6 +36,16 @@ void CheckConfig(const ClassMap& classes, float l2) {
   }
 }
 
+// num_features, once the (num_features + 1) x K parameters are known to fit the SparseGrad's
+// uint32 indices and memory.
+std::size_t CheckedFeatures(std::size_t num_features, std::size_t k) {
+  internal::CheckedNumParams((static_cast<double>(num_features) + 1) * static_cast<double>(k),
+                             "softmax: " + std::to_string(num_features) + " features and " +
+                                 std::to_string(k) + " classes",
+                             internal::GradIndex::kUint32);
+  return num_features;
+}
+
 }  // namespace
 
 SoftmaxModel::SoftmaxModel(std::size_t num_features, ClassMap classes, float l2, Bias bias)
@@ -43,7 +54,7 @@ SoftmaxModel::SoftmaxModel(std::size_t num_features, ClassMap classes, float l2,
       classes_(std::move(classes)),
       l2_(l2),
       bias_(bias),
-      l2_weight_(num_features, l2) {
+      l2_weight_(CheckedFeatures(num_features, k_), l2) {
   CheckConfig(classes_, l2);
 }
 

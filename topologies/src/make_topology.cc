@@ -271,6 +271,10 @@ std::string_view TopologySpecs() { return kSpecs; }
 
 Topology MakeTopology(std::string_view spec, int workers, const TopologyOptions& options) {
   if (workers < 1) Fail(spec, "expected at least 1 worker, got " + std::to_string(workers));
+  if (workers > kMaxTopologyWorkers) {
+    Fail(spec, "expected at most " + std::to_string(kMaxTopologyWorkers) +
+                   " workers (one per thread of one machine), got " + std::to_string(workers));
+  }
   const std::size_t colon = spec.find(':');
   const std::string_view name = spec.substr(0, colon);
   const bool has_param = colon != std::string_view::npos;

@@ -114,7 +114,8 @@ class Dataset {
 
   // The same rows seen with a larger feature dimension (so a test set agrees with its train
   // set when it never reaches the highest index). Throws if `num_features` is smaller. A
-  // dense set is copied with zero columns appended.
+  // dense set is copied with zero columns appended; kBadInput when that copy would not fit in
+  // memory (<corral/limits.h>).
   Dataset WithNumFeatures(std::size_t num_features) const&;
   Dataset WithNumFeatures(std::size_t num_features) &&;
 

@@ -10,18 +10,21 @@
 //   train-labels-idx1-ubyte[.gz]) unless LoadOptions::idx_labels names it.
 // - ratings: `user item rating [timestamp]` per line, fields separated by blanks, one comma or
 //   "::" (MovieLens u.data, ratings.csv and ratings.dat); non-negative integer ids, remapped
-//   densely (see <corral/ratings_info.h>); a first line whose first field is not a number is
-//   a header and skipped; '#' starts a comment.
+//   densely (see <corral/ratings_info.h>); a first line none of whose fields is a number is
+//   a header and skipped (one with a number is data, and an error if malformed); '#' starts a
+//   comment.
 // - csv: dense rows of numbers separated by commas, one column the label (csv_label_column);
 //   a first line with no numeric field is a header and skipped; every row has as many fields
 //   as the first; blank lines are skipped; missing values are errors.
 // - cache: Corral's binary cache (<corral/cache.h>), memory-mapped, checksummed.
 // - auto: the cache and IDX magic numbers, then the extension (.csv -> csv; .data, .dat,
-//   .tsv, .ratings -> ratings), then the first data line (`a b c [d]` with no ':' -> ratings),
-//   else libsvm. Text formats may be gzip-compressed (detected by magic).
+//   .tsv, .ratings -> ratings; .svm, .libsvm, .svmlight -> libsvm), then the first data line (`a b c [d]` with no ':' -> ratings),
+//   else libsvm. Text formats may be gzip-compressed (detected by magic). A UTF-8 byte order
+//   mark at the start of a ratings or CSV file is skipped.
 //
-// A file without any data row (empty, or only comments) is an error: it is almost always a
-// mistake. Every error is a corral::Error naming the file, the line (and column where it
+// A file without any data row (empty, or only comments), or whose rows hold no feature (0
+// columns besides the label), is an error: it is almost always a mistake. Sizes are checked
+// before anything is allocated for them (<corral/limits.h>). Every error is a corral::Error naming the file, the line (and column where it
 // helps) and what was expected: kBadInput for malformed data, kIo when it cannot be read.
 //
 // Text is parsed in parallel (oneTBB), in chunks cut at line boundaries; the result and every

@@ -9,6 +9,7 @@
 #include <corral/error.h>
 #include <corral/kinds.h>
 #include <corral/libsvm.h>
+#include <corral/limits.h>
 #include <corral/linear.h>
 #include <corral/live_model.h>
 #include <corral/load.h>

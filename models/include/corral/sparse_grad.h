@@ -8,11 +8,13 @@
 // it never allocates on the hot path).
 #pragma once
 
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
+
+#include <corral/error.h>
 
 namespace corral {
 
@@ -31,8 +33,13 @@ class SparseGrad {
   std::size_t capacity() const { return index_.size(); }
 
   void Clear() { size_ = 0; }
+  // Throws corral::Error (kWorkerFailed) past capacity(): a model that touches more
+  // coordinates than its MakeGrad reserved has a bug, and must not write past the buffer in
+  // a release build either. The branch is never taken, so it costs nothing measurable.
   void Push(std::uint32_t index, float grad, float l2) {
-    assert(size_ < index_.size() && "SparseGrad: Reserve() the model's max touched coordinates");
+    if (size_ >= index_.size()) [[unlikely]] {
+      ThrowFull();
+    }
     index_[size_] = index;
     grad_[size_] = grad;
     l2_[size_] = l2;
@@ -48,6 +55,13 @@ class SparseGrad {
   std::span<const float> grads() const { return {grad_.data(), size_}; }
 
  private:
+  [[noreturn]] void ThrowFull() const {
+    throw Error(ErrorCode::kWorkerFailed,
+                "SparseGrad: more than its capacity of " + std::to_string(index_.size()) +
+                    " entries pushed, expected a model to Reserve() the most coordinates a "
+                    "step touches");
+  }
+
   std::vector<std::uint32_t> index_;
   std::vector<float> grad_;
   std::vector<float> l2_;

@@ -145,6 +145,9 @@ struct TopologyReport {
 
 inline constexpr double kStochasticTolerance = 1e-9;
 inline constexpr int kMaxAnalyzedWorkers = 4096;
+// Workers of one topology: one per thread of one machine. MakeTopology refuses more, so that
+// a hostile count never builds (for `complete`) n^2 edges: 4096 workers are 8M edges.
+inline constexpr int kMaxTopologyWorkers = 4096;
 
 // Dense analysis: O(n^3) time and O(n^2) memory (Eigen's SelfAdjointEigenSolver). Throws
 // kBadConfig above kMaxAnalyzedWorkers workers rather than run for minutes.
