@@ -1,6 +1,5 @@
 #include <corral/model_file.h>
 
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +12,7 @@
 
 #include <corral/error.h>
 
+#include "data/src/durable_file.h"
 #include "engine/src/evaluate.h"
 #include "engine/src/model_registry.h"
 
@@ -58,10 +58,13 @@ ModelInfo FromJson(const nlohmann::json& j) {
 }
 
 nlohmann::json ToJson(const TrainingState& t) {
-  return {{"algorithm", ToString(t.algorithm)}, {"threads", t.threads}, {"seed", t.seed},
+  nlohmann::json j = {{"algorithm", ToString(t.algorithm)}, {"threads", t.threads}, {"seed", t.seed},
           {"lr", t.lr}, {"lr_decay", t.lr_decay}, {"batch", t.batch},
           {"epochs_done", t.epochs_done}, {"position", t.position}, {"train_s", t.train_s},
           {"samples", t.samples}};
+  if (t.topology) j["topology"] = *t.topology;
+  if (t.compress) j["compress"] = *t.compress;
+  return j;
 }
 
 TrainingState TrainingFromJson(const nlohmann::json& j) {
@@ -72,6 +75,9 @@ TrainingState TrainingFromJson(const nlohmann::json& j) {
   t.lr = j.at("lr").get<float>();
   t.lr_decay = j.at("lr_decay").get<float>();
   t.batch = j.at("batch").get<int>();
+  // Older files lack these two: nullopt, and resuming them does not compare them.
+  if (j.contains("topology")) t.topology = j.at("topology").get<std::string>();
+  if (j.contains("compress")) t.compress = j.at("compress").get<std::string>();
   t.epochs_done = j.at("epochs_done").get<int>();
   t.position = j.at("position").get<std::vector<std::uint64_t>>();
   t.train_s = j.at("train_s").get<double>();
@@ -107,23 +113,10 @@ void SaveModel(const std::string& path, const SavedModel& model) {
   bytes.append(reinterpret_cast<const char*>(model.params.data()), model.params.size() * sizeof(float));
   Append(bytes, Fnv1a(bytes));
 
-  // Temp file + rename: readers see the old file or the new one, never half of one.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      const int saved = errno;
-      std::remove(tmp.c_str());
-      throw Error(ErrorCode::kIo, "cannot write model file " + path + ": " + std::strerror(saved));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int saved = errno;
-    std::remove(tmp.c_str());
-    throw Error(ErrorCode::kIo, "cannot write model file " + path + ": " + std::strerror(saved));
-  }
+  // Readers see the old file or the new one, never half of one, even after a crash.
+  detail::DurableFile out(path, "model file");
+  out.Write(bytes);
+  out.Commit();
 }
 
 SavedModel LoadModel(const std::string& path) {
