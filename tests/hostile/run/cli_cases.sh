@@ -3,7 +3,7 @@
 # exit status and that the message names the flag or file. Usage:
 #   cli_cases.sh CORRAL WORKDIR CASE [SANITIZED]
 # Commands run under a 1 GB address-space limit unless SANITIZED is non-empty (a sanitizer's
-# shadow memory does not fit one).
+# shadow memory does not fit one). Exit status 77: the case does not apply here (skipped).
 set -u
 corral=$1 dir=$2/$3 case=$3 sanitized=${4:-}
 rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
@@ -35,7 +35,7 @@ small() { "$corral" data gen classification --rows 400 --features 30 --nnz-per-r
 case $case in
 thread_start_failure)
   # 256 MB thread stacks under a 1 GB limit: a few workers start, then one cannot.
-  [[ -n $sanitized ]] && { echo "skipped: needs an address-space limit"; exit 0; }
+  [[ -n $sanitized ]] && { echo "skipped: needs an address-space limit"; exit 77; }
   small
   expect 1 "cannot start worker thread " \
     bash -c "ulimit -s 262144 && ulimit -v 1000000 && exec '$corral' train --data small.svm --threads 16 --pin none --epochs 1 --quiet"
@@ -90,14 +90,14 @@ save_below_a_file)
     limited "$corral" train --data small.svm --epochs 1000000 --save small.svm/m.model
   ;;
 save_into_a_read_only_directory)
-  [[ $EUID == 0 ]] && { echo "skipped: root writes anywhere"; exit 0; }
+  [[ $EUID == 0 ]] && { echo "skipped: root writes anywhere"; exit 77; }
   small
   mkdir ro && chmod 555 ro
   expect 2 "--save ro/m.model: cannot create a file in ro: Permission denied" \
     limited "$corral" train --data small.svm --epochs 1000000 --save ro/m.model
   ;;
 metrics_write_failure_still_saves)
-  [[ -w /dev/full ]] || { echo "skipped: no /dev/full"; exit 0; }
+  [[ -w /dev/full ]] || { echo "skipped: no /dev/full"; exit 77; }
   small
   expect 0 "warning: writing metrics file /dev/full failed at line 1: No space left on device" \
     limited "$corral" train --data small.svm --threads 2 --epochs 2 --metrics /dev/full --save m.model
