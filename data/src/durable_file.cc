@@ -64,10 +64,9 @@ void DurableFile::WriteAt(std::uint64_t offset, std::span<const char> bytes) {
 }
 
 void DurableFile::Commit() {
-  // mkstemp made the file 0600; give it what a plain create would (0666 less the umask).
-  const mode_t mask = umask(0);
-  umask(mask);
-  if (fchmod(fd_, 0666 & ~mask) != 0 || fsync(fd_) != 0) Fail("sync failed");
+  // mkstemp made the file 0600; readable by all like the files it replaces (not 0666 & ~umask:
+  // reading the umask means setting it, which races with other threads creating files).
+  if (fchmod(fd_, 0644) != 0 || fsync(fd_) != 0) Fail("sync failed");
   const int fd = std::exchange(fd_, -1);
   if (close(fd) != 0) {
     const int saved = errno;
