@@ -124,5 +124,24 @@ TEST_F(ResumeMismatch, APositionBeyondTheEpochIsRefused) {
   }
 }
 
+TEST_F(ResumeMismatch, SyncWorkersAtDifferentStepsAreRefused) {
+  TrainConfig sync = base_;
+  sync.algorithm = Algorithm::kSync;
+  SavedModel saved = ToSavedModel(Train(data_.train, nullptr, sync));
+  ASSERT_TRUE(saved.training);
+  saved.training->epochs_done = 0;
+  saved.training->position = {10, 20};  // hogwild-like: sync would wait at its barrier forever
+  SaveModel(path_, saved);
+  sync.resume_path = path_;
+  try {
+    Train(data_.train, nullptr, sync);
+    FAIL() << "expected the unequal positions to be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find(path_ + ": the workers' positions differ (10 and 20)"),
+              std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace corral
