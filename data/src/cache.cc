@@ -26,6 +26,7 @@
 
 #include "data/src/cache_seal.h"
 #include "data/src/checksum.h"
+#include "data/src/durable_file.h"
 #include "data/src/mapped_buffer.h"
 #include "data/src/text_pipeline.h"
 
@@ -104,74 +105,34 @@ Piece PieceOf(std::span<const T> s) {
   return {reinterpret_cast<const char*>(s.data()), s.size_bytes()};
 }
 
-// Writes to a temporary file beside `path`, checksums it, renames it into place on success,
-// removes it on failure.
+// Writes the sections through a DurableFile, padding between them, and checksums the file
+// as written before committing it.
 class AtomicWriter {
  public:
-  explicit AtomicWriter(const std::string& path) : path_(path), temp_(path + ".tmp.XXXXXX") {
-    fd_ = mkstemp(temp_.data());
-    if (fd_ < 0) Fail("cannot create a temporary file beside it");
-  }
-  ~AtomicWriter() {
-    if (fd_ >= 0) {
-      close(fd_);
-      unlink(temp_.c_str());
-    }
-  }
+  explicit AtomicWriter(const std::string& path) : file_(path, "cache") {}
 
-  void Write(const char* data, std::size_t bytes) {
-    while (bytes > 0) {
-      const ssize_t done = write(fd_, data, bytes);
-      if (done < 0) {
-        if (errno == EINTR) continue;
-        Fail("write failed");
-      }
-      data += done;
-      bytes -= static_cast<std::size_t>(done);
-    }
-  }
   void PadTo(std::size_t offset) {
     static constexpr char kZeros[kAlign] = {};
     while (written_ < offset) {
       const std::size_t n = std::min(kAlign, offset - written_);
-      Write(kZeros, n);
+      file_.Write({kZeros, n});
       written_ += n;
     }
   }
   void Append(Piece p) {
-    Write(p.data, p.bytes);
+    file_.Write({p.data, p.bytes});
     written_ += p.bytes;
   }
 
   void Commit() {
     // The digest is taken from the file as written (mapped back from the page cache).
-    const std::uint64_t digest = FileDigest(detail::MappedFile(temp_).bytes(), 0);
-    if (pwrite(fd_, &digest, sizeof digest, kChecksumAt) != sizeof digest) Fail("write failed");
-    if (fchmod(fd_, 0644) != 0 || fsync(fd_) != 0) Fail("sync failed");
-    if (close(fd_) != 0) {
-      fd_ = -1;
-      unlink(temp_.c_str());
-      Fail("close failed");
-    }
-    fd_ = -1;
-    if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
-      const int saved = errno;
-      unlink(temp_.c_str());
-      errno = saved;
-      Fail("cannot rename the temporary file into place");
-    }
+    const std::uint64_t digest = FileDigest(detail::MappedFile(file_.temp_path()).bytes(), 0);
+    file_.WriteAt(kChecksumAt, {reinterpret_cast<const char*>(&digest), sizeof digest});
+    file_.Commit();
   }
 
  private:
-  [[noreturn]] void Fail(const std::string& what) const {
-    const int saved = errno;
-    throw Error(ErrorCode::kIo, path_ + ": cannot write cache: " + what + ": " +
-                                    (saved != 0 ? std::strerror(saved) : "unknown error"));
-  }
-
-  std::string path_;
-  std::string temp_;
-  int fd_ = -1;
+  detail::DurableFile file_;
   std::size_t written_ = 0;
 };
 

@@ -1,7 +1,6 @@
-// Text writers with exact float round trips, through a temporary file and a rename.
+// Text writers with exact float round trips, through a DurableFile.
 #include <corral/write.h>
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -16,23 +15,16 @@
 #include <corral/cache.h>
 #include <corral/error.h>
 
+#include "data/src/durable_file.h"
+
 namespace corral {
 namespace {
 
-// Buffers text and writes it to `path + ".tmp"`, renamed onto `path` by Commit().
+// Buffers text and writes it through a DurableFile, committed by Commit().
 class TextFile {
  public:
-  explicit TextFile(const std::string& path)
-      : path_(path), temp_(path + ".tmp." + std::to_string(getpid())) {
-    file_ = std::fopen(temp_.c_str(), "wb");
-    if (file_ == nullptr) Fail("cannot open for writing");
+  explicit TextFile(const std::string& path) : file_(path, "file") {
     buffer_.reserve(kFlushAt + 4096);
-  }
-  ~TextFile() {
-    if (file_ != nullptr) {
-      std::fclose(file_);
-      std::remove(temp_.c_str());
-    }
   }
 
   void Put(std::string_view s) {
@@ -56,37 +48,18 @@ class TextFile {
 
   void Commit() {
     Flush();
-    const bool closed = std::fclose(file_) == 0;
-    file_ = nullptr;
-    if (!closed) {
-      std::remove(temp_.c_str());
-      Fail("write failed");
-    }
-    if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
-      const int saved = errno;
-      std::remove(temp_.c_str());
-      errno = saved;
-      Fail("cannot rename the temporary file into place");
-    }
+    file_.Commit();
   }
 
  private:
   static constexpr std::size_t kFlushAt = 1 << 20;
 
   void Flush() {
-    if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
-      Fail("write failed");
-    }
+    file_.Write(buffer_);
     buffer_.clear();
   }
-  [[noreturn]] void Fail(const std::string& what) const {
-    const int saved = errno;
-    throw Error(ErrorCode::kIo,
-                path_ + ": " + what + ": " + (saved != 0 ? std::strerror(saved) : "unknown error"));
-  }
 
-  std::string path_, temp_;
-  std::FILE* file_ = nullptr;
+  detail::DurableFile file_;
   std::string buffer_;
 };
 

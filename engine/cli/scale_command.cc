@@ -108,6 +108,9 @@ int RunScale(ScaleCommand& cmd) {
   for (const int t : cmd.threads) {
     if (t < 1) throw Error(ErrorCode::kBadConfig, "--threads counts must be >= 1");
   }
+  CheckOutputPath("--csv", cmd.csv);
+  CheckOutputPath("--plot", cmd.plot);
+  CheckOutputPath("--metrics", o.config.metrics_path);
   InstallInterruptHandler();
   const TrainData data = LoadTrainData(o);
 

@@ -24,6 +24,9 @@ int RunTrain(TrainCommand& cmd) {
   ResolveConfig(o);
   TrainConfig& config = o.config;
   config.resume_path = cmd.resume;
+  // A bad destination fails now, not after the training it was meant to keep.
+  CheckOutputPath("--save", cmd.save);
+  CheckOutputPath("--metrics", config.metrics_path);
   InstallInterruptHandler();
 
   ProgressPrinter printer(stderr, o.quiet);

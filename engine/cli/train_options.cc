@@ -99,7 +99,8 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "(default: min(1, c delta), delta the compressor's quality, c = 4 for topk "
                   "and sign, 1 for random codecs)");
   cmd->add_flag("--strict", c.strict,
-                "dcd, ecd: refuse a biased compressor or a W that is not symmetric doubly "
+                "Refuse a --topology whose W is not stochastic or whose graph is disconnected; "
+                "dcd, ecd: also a biased compressor or a W that is not symmetric doubly "
                 "stochastic (default: train and warn)");
   cmd->add_option("--topology", c.topology,
                   "dpsgd, dcd, ecd, choco: gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential, "

@@ -1,6 +1,9 @@
 #include "engine/src/crew.h"
 
 #include <chrono>
+#include <string>
+
+#include <corral/error.h>
 
 namespace corral::internal {
 
@@ -10,10 +13,21 @@ Crew::Crew(int workers, const Placement& placement, Setup setup, Epoch epoch)
       workers_(std::make_unique<Worker[]>(static_cast<std::size_t>(workers))),
       count_(workers) {
   for (int w = 0; w < count_; ++w) {
-    workers_[w].thread = std::jthread([this, w, &placement] {
-      workers_[w].pinned = placement.Bind(w);
-      Main(w);
-    });
+    try {
+      workers_[w].thread = std::jthread([this, w, &placement] {
+        workers_[w].pinned = placement.Bind(w);
+        Main(w);
+      });
+    } catch (const std::exception& e) {
+      // No thread for worker w (system_error: a thread or memory limit). The ones started
+      // run their setup (which never waits for a peer) and then wait for `go`: StopAndJoin
+      // releases them with stop_ set, so they return instead of waiting forever.
+      StopAndJoin();
+      throw Error(ErrorCode::kWorkerFailed,
+                  "cannot start worker thread " + std::to_string(w + 1) + " of " +
+                      std::to_string(count_) + ": " + e.what() +
+                      " (the system's limit on threads or memory: try fewer --threads)");
+    }
   }
   WaitForAll({}, 0);
   for (int w = 0; w < count_; ++w) pinned_ += workers_[w].pinned ? 1 : 0;

@@ -36,7 +36,8 @@ class Crew {
   using Epoch = std::function<void(int w, int epoch, std::atomic<std::uint64_t>& steps)>;
 
   // Starts the workers and waits until each has pinned itself and run `setup`.
-  // Throws the first worker error (after joining all workers).
+  // Throws the first worker error (after joining all workers), or kWorkerFailed naming the
+  // worker whose thread could not be created (after joining the ones started).
   Crew(int workers, const Placement& placement, Setup setup, Epoch epoch);
   ~Crew();  // stops and joins the workers
   Crew(const Crew&) = delete;

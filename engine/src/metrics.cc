@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,19 @@ MetricsWriter::MetricsWriter(const std::string& path) : path_(path) {
   if (!out_) {
     throw Error(ErrorCode::kIo, "cannot write metrics file " + path + ": " + std::strerror(errno));
   }
+}
+
+void MetricsWriter::Put(const std::string& line) {
+  errno = 0;
+  out_ << line << '\n';
+  out_.flush();
+  ++lines_;
+  if (out_) return;
+  const int saved = errno;
+  failure_ = "writing metrics file " + path_ + " failed at line " + std::to_string(lines_) + ": " +
+             (saved != 0 ? std::strerror(saved) : "write error") +
+             "; no further metrics were written";
+  out_.close();
 }
 
 void MetricsWriter::Write(const EvalPoint& p) {
@@ -35,8 +49,7 @@ void MetricsWriter::Write(const EvalPoint& p) {
   if (p.consensus) j["consensus"] = *p.consensus;
   if (p.compress_rel_error) j["compress_rel_error"] = *p.compress_rel_error;
   // JSON has no NaN: nlohmann writes a NaN loss as null, with "diverged": true beside it.
-  out_ << j.dump() << '\n';
-  out_.flush();
+  Put(j.dump());
 }
 
 void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r) {
@@ -106,9 +119,7 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
     j["gossip_every"] = config.gossip_every;
     if (last.consensus) j["consensus"] = *last.consensus;
   }
-  out_ << j.dump() << '\n';
-  out_.flush();
-  if (!out_) throw Error(ErrorCode::kIo, "writing metrics file " + path_ + " failed");
+  Put(j.dump());
 }
 
 }  // namespace corral::internal

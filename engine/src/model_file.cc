@@ -1,7 +1,5 @@
 #include <corral/model_file.h>
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +16,7 @@
 #include <corral/error.h>
 #include <corral/limits.h>
 
+#include "data/src/durable_file.h"
 #include "engine/src/evaluate.h"
 #include "engine/src/model_registry.h"
 
@@ -60,6 +59,10 @@ class HeaderReader {
     return Unsigned(At(key), key, max);
   }
   double Finite(const char* key) const { return Finite(At(key), key); }
+  std::string Name(const char* key) const {
+    if (!At(key).is_string()) Corrupt(path_, Field(key) + "is not a name");
+    return At(key).get<std::string>();
+  }
   template <typename T>
   std::vector<T> List(const char* key, std::uint64_t max_value) const {
     const nlohmann::json& list = At(key);
@@ -135,22 +138,27 @@ ModelInfo FromJson(const nlohmann::json& j, const std::string& path) {
 }
 
 nlohmann::json ToJson(const TrainingState& t) {
-  return {{"algorithm", ToString(t.algorithm)}, {"threads", t.threads}, {"seed", t.seed},
+  nlohmann::json j = {{"algorithm", ToString(t.algorithm)}, {"threads", t.threads}, {"seed", t.seed},
           {"lr", t.lr}, {"lr_decay", t.lr_decay}, {"batch", t.batch},
           {"epochs_done", t.epochs_done}, {"position", t.position}, {"train_s", t.train_s},
           {"samples", t.samples}};
+  if (t.topology) j["topology"] = *t.topology;
+  if (t.compress) j["compress"] = *t.compress;
+  return j;
 }
 
 TrainingState TrainingFromJson(const nlohmann::json& j, const std::string& path) {
   const HeaderReader h(j, path);
   TrainingState t;
-  if (!h.At("algorithm").is_string()) Corrupt(path, "header field 'algorithm' is not a name");
-  t.algorithm = ParseAlgorithm(h.At("algorithm").get<std::string>());
+  t.algorithm = ParseAlgorithm(h.Name("algorithm"));
   t.threads = static_cast<int>(h.Unsigned("threads", kMaxInt));
   t.seed = h.Unsigned("seed", kMaxU64);
   t.lr = static_cast<float>(h.Finite("lr"));
   t.lr_decay = static_cast<float>(h.Finite("lr_decay"));
   t.batch = static_cast<int>(h.Unsigned("batch", kMaxInt));
+  // Older files lack these two: nullopt, and resuming them does not compare them.
+  if (j.contains("topology")) t.topology = h.Name("topology");
+  if (j.contains("compress")) t.compress = h.Name("compress");
   t.epochs_done = static_cast<int>(h.Unsigned("epochs_done", kMaxInt));
   t.position = h.List<std::uint64_t>("position", kMaxU64);
   t.train_s = h.Finite("train_s");
@@ -182,23 +190,10 @@ void SaveModel(const std::string& path, const SavedModel& model) {
   bytes.append(reinterpret_cast<const char*>(model.params.data()), model.params.size() * sizeof(float));
   Append(bytes, Fnv1a(bytes));
 
-  // Temp file + rename: readers see the old file or the new one, never half of one.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      const int saved = errno;
-      std::remove(tmp.c_str());
-      throw Error(ErrorCode::kIo, "cannot write model file " + path + ": " + std::strerror(saved));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int saved = errno;
-    std::remove(tmp.c_str());
-    throw Error(ErrorCode::kIo, "cannot write model file " + path + ": " + std::strerror(saved));
-  }
+  // Readers see the old file or the new one, never half of one, even after a crash.
+  detail::DurableFile out(path, "model file");
+  out.Write(bytes);
+  out.Commit();
 }
 
 SavedModel LoadModel(const std::string& path) {

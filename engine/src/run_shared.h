@@ -31,9 +31,11 @@
 
 #include <corral/error.h>
 #include <corral/rng.h>
+#include <corral/topology.h>
 #include <corral/train.h>
 
 #include "engine/src/crew.h"
+#include "engine/src/divergence.h"
 #include "engine/src/evaluate.h"
 #include "engine/src/live.h"
 #include "engine/src/lr_search.h"
@@ -43,6 +45,40 @@
 namespace corral::internal {
 
 double PeakRssMb();
+
+// The --topology a run of `config` gossips over, or "" when its algorithm has none (hogwild,
+// local's fixed complete graph, ...). Defined in train.cc.
+std::string GossipTopology(const TrainConfig& config);
+
+// What keeps a W from averaging, each a message naming the topology: a row that is not
+// stochastic (a negative entry, or entries that do not sum to 1), a disconnected graph.
+// Throws kBadConfig with the first one when `strict`. Defined in train.cc.
+std::vector<std::string> CheckMixing(const Topology& topology, bool strict);
+
+// A checkpoint continues only the run that wrote it: its saved positions and step size mean
+// something only for the same algorithm, workers, batch, gossip graph and compressor (sync
+// workers resumed at hogwild's unequal positions would wait at a barrier forever). Throws
+// kBadConfig naming every difference; a field an older file does not record is not compared.
+inline void CheckResumable(const std::string& path, const TrainingState& saved,
+                           const TrainConfig& config, int threads) {
+  std::string differences;
+  const auto compare = [&](const char* flag, const std::string& then, const std::string& now) {
+    if (then == now) return;
+    differences += std::string(differences.empty() ? "" : ", ") + flag + " " + then +
+                   " (this run: " + now + ")";
+  };
+  const auto or_none = [](const std::string& s) { return s.empty() ? std::string("none") : s; };
+  compare("--algo", std::string(ToString(saved.algorithm)), std::string(ToString(config.algorithm)));
+  compare("--threads", std::to_string(saved.threads), std::to_string(threads));
+  compare("--batch", std::to_string(saved.batch), std::to_string(config.batch));
+  if (saved.topology) compare("--topology", or_none(*saved.topology), or_none(GossipTopology(config)));
+  if (saved.compress) compare("--compress", *saved.compress, ResolvedCompress(config));
+  if (differences.empty()) return;
+  throw Error(ErrorCode::kBadConfig,
+              path + ": cannot resume: the checkpoint was written with " + differences +
+                  "; a resumed run needs the same --algo, --threads, --batch, --topology and "
+                  "--compress (or train afresh without --resume)");
+}
 
 // What a mode is built from: the run's resolved settings and starting point.
 struct RunPlan {
@@ -108,12 +144,12 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
                       " model with " + std::to_string(model.NumParams()));
     }
     const TrainingState& s = *saved.training;
+    CheckResumable(config.resume_path, s, config, threads);
     plan.lr = config.lr > 0 ? config.lr : s.lr;
     plan.initial = std::move(saved.params);
     plan.first_epoch = s.epochs_done;
-    // Mid-epoch positions only mean the same rows with the same shards and batch.
-    if (s.threads == threads && s.batch == config.batch && s.seed == config.seed &&
-        s.position.size() == static_cast<std::size_t>(threads)) {
+    // Mid-epoch positions only mean the same rows with the same shuffles.
+    if (s.seed == config.seed && s.position.size() == static_cast<std::size_t>(threads)) {
       plan.start = s.position;
     }
   } else {
@@ -157,6 +193,15 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
   plan.worker_numa = placement.report().worker_numa;
   plan.live = observer.live != nullptr;
   Mode mode(model, plan, halt);
+  for (int w = 0; w < threads; ++w) {
+    const std::uint64_t at = plan.start[static_cast<std::size_t>(w)];
+    if (at > mode.EpochLength(w)) {
+      throw Error(ErrorCode::kBadInput,
+                  config.resume_path + ": worker " + std::to_string(w) + " resumes at sample " +
+                      std::to_string(at) + " of an epoch of " +
+                      std::to_string(mode.EpochLength(w)) + " (a damaged checkpoint)");
+    }
+  }
   if constexpr (requires { mode.Report(result); }) mode.Report(result);
   std::vector<float> snapshot(model.NumParams());
   const auto guarded = [&halt](auto&& f) {
@@ -191,8 +236,11 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
   });
 
   double train_s = 0;
-  bool diverged = false;
+  std::string divergence;  // why the run diverged; empty while it has not
   mode.Snapshot(snapshot);  // the result, should no epoch run (a finished run resumed)
+  EvalPoint start_point;
+  EvaluateInto(model, std::span<const float>(snapshot), train, nullptr, start_point);
+  const DivergenceGuard guard(start_point.objective);
   result.state.epochs_done = plan.first_epoch;
   result.state.position = plan.start;
   for (int e = plan.first_epoch; e < config.epochs; ++e) {
@@ -272,12 +320,11 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
     }
     EvaluateInto(model, std::span<const float>(snapshot), train, test, p);
     p.wall_s = seconds_since(start);
+    divergence = guard.Check(result.history, p);
+    p.diverged = !divergence.empty();
     metrics.Write(p);
     result.history.push_back(p);
-    if (p.diverged) {
-      diverged = true;
-      break;
-    }
+    if (p.diverged) break;
     if (config.target_loss && p.objective <= *config.target_loss && !result.epochs_to_target) {
       result.epochs_to_target = p.epoch;
       result.train_s_to_target = train_s;
@@ -298,13 +345,12 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
   result.peak_rss_mb = PeakRssMb();
   result.bytes_sent = mode.BytesSent();
   result.bytes_sent_max = mode.BytesSentMax();
-  if (diverged) {
+  if (!divergence.empty()) {
     char lr[32];
     std::snprintf(lr, sizeof lr, "%g", static_cast<double>(result.lr));
     throw Error(ErrorCode::kDiverged,
                 "training diverged at epoch " + std::to_string(result.history.back().epoch) +
-                    ": the loss is not finite; try a smaller --lr (this run started at " + lr +
-                    ")");
+                    ": " + divergence + "; try a smaller --lr (this run started at " + lr + ")");
   }
   result.state.algorithm = config.algorithm;
   result.state.threads = threads;
@@ -312,11 +358,14 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
   result.state.lr = plan.lr;
   result.state.lr_decay = config.lr_decay;
   result.state.batch = config.batch;
+  result.state.topology = GossipTopology(config);
+  result.state.compress = ResolvedCompress(config);
   result.state.train_s = train_s;
   result.state.samples = result.samples;
   result.params = std::move(snapshot);
   live.Finish(result.params);
   metrics.WriteSummary(config, result);
+  if (!metrics.failure().empty()) result.warnings.push_back(metrics.failure());
   return result;
 }
 

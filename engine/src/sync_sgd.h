@@ -56,6 +56,18 @@ class SyncMode {
                                       ShardBegin(plan.train.rows(), w, plan.threads));
     }
     steps_per_epoch_ = (longest + Batch() - 1) / Batch();
+    // The workers take every step together: resumed at different steps, the ones that finish
+    // first would leave the others waiting at the barrier forever. A sync checkpoint saves
+    // equal positions; unequal ones mean a damaged file.
+    for (const std::uint64_t at : plan.start) {
+      if (at / Batch() != plan.start.front() / Batch()) {
+        throw Error(ErrorCode::kBadInput,
+                    plan.config.resume_path + ": the workers' positions differ (" +
+                        std::to_string(plan.start.front()) + " and " + std::to_string(at) +
+                        "), but " + std::string(ToString(plan.config.algorithm)) +
+                        " workers step together (a damaged checkpoint)");
+      }
+    }
     if (plan.config.algorithm == Algorithm::kQsgd) {
       MakeCompressor(ResolvedCompress(plan.config), 1);  // reject a bad spec before the workers start
     }

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <utility>
@@ -190,6 +191,58 @@ SavedModel ToSavedModel(const TrainResult& result) {
 
 namespace internal {
 
+std::string GossipTopology(const TrainConfig& config) {
+  const bool sync = config.algorithm == Algorithm::kSync || config.algorithm == Algorithm::kQsgd;
+  const bool gossips = config.algorithm == Algorithm::kDpsgd || IsCompressedGossip(config.algorithm) ||
+                       config.algorithm == Algorithm::kAdpsgd || (sync && !config.link.empty());
+  return gossips ? config.topology : "";
+}
+
+std::vector<std::string> CheckMixing(const Topology& topology, bool strict) {
+  std::vector<std::string> problems;
+  const auto name = [](int i, int j) {
+    return "W_" + std::to_string(i) + "," + std::to_string(j);
+  };
+  const auto number = [](double x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", x);
+    return std::string(text);
+  };
+  std::string first_row;  // the first row of any round that is not stochastic
+  int bad_rows = 0;
+  for (int r = 0; r < topology.period(); ++r) {
+    const auto round = static_cast<std::uint64_t>(r);
+    for (int i = 0; i < topology.workers(); ++i) {
+      double sum = topology.SelfWeight(i, round);
+      std::string negative = sum < 0 ? name(i, i) + " = " + number(sum) : "";
+      for (const Neighbour& nb : topology.Neighbours(i, round)) {
+        sum += nb.weight;
+        if (nb.weight < 0 && negative.empty()) negative = name(i, nb.worker) + " = " + number(nb.weight);
+      }
+      if (negative.empty() && std::abs(sum - 1) <= kStochasticTolerance) continue;
+      if (++bad_rows > 1) continue;
+      first_row = "row " + std::to_string(i) + (topology.period() > 1 ? " of round " + std::to_string(r) : "") +
+                  (negative.empty() ? " sums to " + number(sum) + ", not 1"
+                                    : " has the negative weight " + negative +
+                                          " (its other weights sum to over 1)");
+    }
+  }
+  if (bad_rows > 0) {
+    problems.push_back("W is not stochastic: " + first_row +
+                       (bad_rows > 1 ? " (and " + std::to_string(bad_rows - 1) + " more rows)" : "") +
+                       "; the replicas do not average");
+  }
+  if (topology.workers() <= kMaxAnalyzedWorkers && !Analyze(topology).connected) {
+    problems.push_back("the graph is disconnected: some workers never hear from the others, so "
+                       "their replicas never agree");
+  }
+  for (std::string& p : problems) {
+    p = "topology '" + topology.spec() + "': " + p;
+    if (strict) throw Error(ErrorCode::kBadConfig, p + " (--strict)");
+  }
+  return problems;
+}
+
 double PeakRssMb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -290,14 +343,15 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
                   std::to_string(train.max_row_nnz()) + " values");
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
   // A bad --topology fails before the step-size search spends time on the data.
-  if (config.algorithm == Algorithm::kDpsgd || internal::IsCompressedGossip(config.algorithm) ||
-      config.algorithm == Algorithm::kAdpsgd) {
-    MakeTopology(config.topology, threads);
+  std::vector<std::string> mixing_warnings;
+  if (const std::string topology = internal::GossipTopology(config); !topology.empty()) {
+    mixing_warnings = internal::CheckMixing(MakeTopology(topology, threads), config.strict);
   }
 
   return internal::WithTrainingModel(config, train, l2, [&](const auto& model) {
     TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer);
     result.model = internal::Describe(config.model, model, train);
+    result.warnings.insert(result.warnings.begin(), mixing_warnings.begin(), mixing_warnings.end());
     return result;
   });
 }

@@ -3,8 +3,9 @@
 // Layout: the 8-byte magic "CORRALM\n", a little-endian uint32 format version, a uint32
 // header length, a JSON header (model kind and shape), a uint64 parameter count, the float
 // parameters, and a uint64 FNV-1a checksum of every byte before it. Files are written to a
-// temporary name beside the target, flushed, and renamed, so a crash never leaves a torn file
-// under the real name. Loading checks magic, version, sizes and checksum and throws
+// temporary name beside the target (O_EXCL, unpredictable), synced, and renamed, and the
+// directory synced, so a crash or power loss leaves the old file or the new one under the real
+// name, never a torn or missing one. Loading checks magic, version, sizes and checksum and throws
 // corral::Error (kBadInput, naming the file) on any mismatch.
 #pragma once
 
@@ -45,9 +46,13 @@ struct TrainingState {
   float lr = 0;          // initial step size; epoch e runs at lr * lr_decay^e
   float lr_decay = 1;
   int batch = 1;
+  // The gossip graph (--topology) of an algorithm that has one, "" for one that has none; the
+  // compressor spec (ResolvedCompress). nullopt in files written before they were recorded.
+  std::optional<std::string> topology;
+  std::optional<std::string> compress;
   int epochs_done = 0;   // complete epochs
   // Per worker: samples of epoch `epochs_done` already processed (empty at an epoch boundary).
-  // Used when the resumed run has the same thread count; otherwise that epoch restarts.
+  // Used when the resumed run has the same seed; otherwise that epoch restarts.
   std::vector<std::uint64_t> position;
   double train_s = 0;    // training time so far
   std::uint64_t samples = 0;

@@ -95,8 +95,9 @@ struct TrainConfig {
   // min(1, c delta) for the compressor's quality delta (c = 4 for top-k and sign, 1 for random
   // codecs), kGammaTheory (choco only) the tiny, safe value of Koloskova et al. 2019's theorem.
   double gamma = 0;
-  // dcd, ecd: refuse (kBadConfig) a biased compressor or a W that is not symmetric doubly
-  // stochastic, instead of training with a warning.
+  // Every mode with a --topology: refuse (kBadConfig) a W that is not stochastic or a
+  // disconnected graph; dcd, ecd also a biased compressor or a W that is not symmetric doubly
+  // stochastic. Without it each is a warning and the run trains.
   bool strict = false;
   // hogwild++: threads per replica (group); 0: the threads of one NUMA node, or 1 when the
   // placement is unknown (--pin none).
@@ -139,7 +140,7 @@ struct EvalPoint {
   double samples_per_s = 0;    // in the last epoch
   std::uint64_t bytes_sent = 0;      // by all workers so far (modes that communicate)
   std::uint64_t bytes_sent_max = 0;  // by the busiest worker so far
-  bool diverged = false;       // a loss is NaN or Inf
+  bool diverged = false;       // a loss is NaN or Inf, or the objective blew up (README, "Stopping")
   // Replica modes' modelled time: the busiest worker's compute time plus its modelled
   // communication (--link), as if every worker had a core of its own. Other modes (and
   // --link-mode realtime): train_s.
