@@ -14,9 +14,9 @@
 
 #include <corral/corral.h>
 
-#include "engine/src/adpsgd.h"
+#include "engine/src/modes/adpsgd.h"
 #include "engine/src/compress/compressor.h"
-#include "engine/src/hogwild_pp.h"
+#include "engine/src/modes/hogwild_pp.h"
 #include "logistic_oracle.h"
 #include "test_data.h"
 

@@ -18,7 +18,7 @@
 #include <corral/corral.h>
 #include <corral/topology.h>
 
-#include "engine/src/compressed_gossip.h"
+#include "engine/src/modes/compressed_gossip.h"
 #include "logistic_oracle.h"
 #include "test_data.h"
 

@@ -18,8 +18,8 @@
 #include <corral/corral.h>
 #include <corral/topology.h>
 
-#include "engine/src/dpsgd.h"
-#include "engine/src/mixing.h"
+#include "engine/src/modes/dpsgd.h"
+#include "engine/src/gossip/mixing.h"
 #include "logistic_oracle.h"
 #include "test_data.h"
 

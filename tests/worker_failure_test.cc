@@ -10,8 +10,8 @@
 
 #include <corral/corral.h>
 
-#include "engine/src/hogwild.h"
-#include "engine/src/sync_sgd.h"
+#include "engine/src/modes/hogwild.h"
+#include "engine/src/modes/sync_sgd.h"
 #include "test_data.h"
 
 namespace corral {

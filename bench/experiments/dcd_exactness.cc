@@ -17,7 +17,7 @@
 
 #include <corral/corral.h>
 
-#include "engine/src/compressed_gossip.h"
+#include "engine/src/modes/compressed_gossip.h"
 
 namespace corral {
 namespace {

@@ -13,8 +13,8 @@
 
 #include <corral/error.h>
 
-#include "engine/src/evaluate.h"
-#include "engine/src/model_registry.h"
+#include "engine/src/runtime/evaluate.h"
+#include "engine/src/runtime/model_registry.h"
 
 namespace corral {
 namespace {

@@ -11,16 +11,16 @@
 #include <corral/custom_model.h>
 #include <corral/error.h>
 
-#include "engine/src/adpsgd.h"
-#include "engine/src/buckwild.h"
+#include "engine/src/modes/adpsgd.h"
+#include "engine/src/modes/buckwild.h"
 #include "engine/src/channel/link.h"
-#include "engine/src/compressed_gossip.h"
-#include "engine/src/dpsgd.h"
-#include "engine/src/erased_model.h"
-#include "engine/src/hogwild.h"
-#include "engine/src/hogwild_pp.h"
-#include "engine/src/model_registry.h"
-#include "engine/src/sync_sgd.h"
+#include "engine/src/modes/compressed_gossip.h"
+#include "engine/src/modes/dpsgd.h"
+#include "engine/src/runtime/erased_model.h"
+#include "engine/src/modes/hogwild.h"
+#include "engine/src/modes/hogwild_pp.h"
+#include "engine/src/runtime/model_registry.h"
+#include "engine/src/modes/sync_sgd.h"
 
 namespace corral {
 namespace {

@@ -28,8 +28,8 @@
 
 #include <corral/linear.h>
 
-#include "engine/src/run_shared.h"
-#include "engine/src/shard_worker.h"
+#include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
 

@@ -16,7 +16,7 @@
 
 #include "engine/src/channel/link.h"
 #include "engine/src/channel/transport.h"
-#include "engine/src/mixing.h"
+#include "engine/src/gossip/mixing.h"
 
 namespace corral::internal {
 

@@ -33,12 +33,12 @@
 #include <corral/rng.h>
 #include <corral/train.h>
 
-#include "engine/src/crew.h"
-#include "engine/src/evaluate.h"
-#include "engine/src/live.h"
-#include "engine/src/lr_search.h"
-#include "engine/src/metrics.h"
-#include "engine/src/placement.h"
+#include "engine/src/runtime/crew.h"
+#include "engine/src/runtime/evaluate.h"
+#include "engine/src/runtime/live.h"
+#include "engine/src/runtime/lr_search.h"
+#include "engine/src/runtime/metrics.h"
+#include "engine/src/runtime/placement.h"
 
 namespace corral::internal {
 

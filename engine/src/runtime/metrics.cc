@@ -1,4 +1,4 @@
-#include "engine/src/metrics.h"
+#include "engine/src/runtime/metrics.h"
 
 #include <cerrno>
 #include <cstring>

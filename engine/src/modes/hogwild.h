@@ -24,10 +24,10 @@
 
 #include <corral/step.h>
 
-#include "engine/src/hot_head.h"
-#include "engine/src/linear_step.h"
-#include "engine/src/run_shared.h"
-#include "engine/src/shard_worker.h"
+#include "engine/src/modes/hot_head.h"
+#include "engine/src/modes/linear_step.h"
+#include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
 

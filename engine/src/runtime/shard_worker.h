@@ -11,7 +11,7 @@
 #include <corral/dataset.h>
 #include <corral/rng.h>
 
-#include "engine/src/crew.h"
+#include "engine/src/runtime/crew.h"
 
 namespace corral::internal {
 

@@ -47,13 +47,13 @@
 #include "engine/src/channel/link.h"
 #include "engine/src/channel/shm_transport.h"
 #include "engine/src/compress/compressor.h"
-#include "engine/src/compressed_gossip_setup.h"
-#include "engine/src/dpsgd.h"
-#include "engine/src/gossip_round.h"
-#include "engine/src/live.h"
-#include "engine/src/mixing.h"
-#include "engine/src/run_shared.h"
-#include "engine/src/shard_worker.h"
+#include "engine/src/modes/compressed_gossip_setup.h"
+#include "engine/src/modes/dpsgd.h"
+#include "engine/src/gossip/gossip_round.h"
+#include "engine/src/runtime/live.h"
+#include "engine/src/gossip/mixing.h"
+#include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
 

@@ -55,9 +55,9 @@
 
 #include <corral/params.h>
 
-#include "engine/src/hogwild.h"
-#include "engine/src/mixing.h"
-#include "engine/src/run_shared.h"
+#include "engine/src/modes/hogwild.h"
+#include "engine/src/gossip/mixing.h"
+#include "engine/src/runtime/coordinator.h"
 
 namespace corral::internal {
 

@@ -38,9 +38,9 @@
 
 #include "engine/src/channel/link.h"
 #include "engine/src/compress/compressor.h"
-#include "engine/src/mixing.h"
-#include "engine/src/run_shared.h"
-#include "engine/src/shard_worker.h"
+#include "engine/src/gossip/mixing.h"
+#include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
 
