@@ -18,6 +18,7 @@
 #include "engine/src/modes/dpsgd.h"
 #include "engine/src/runtime/erased_model.h"
 #include "engine/src/modes/hogwild.h"
+#include "engine/src/gossip/replica_set.h"
 #include "engine/src/modes/hogwild_pp.h"
 #include "engine/src/runtime/model_registry.h"
 #include "engine/src/modes/sync_sgd.h"
@@ -139,38 +140,39 @@ void TrainConfig::Validate() const {
   if (hot_sync < 0) {
     BadConfig("--hot-sync must be >= 1 updates (0: automatic), got " + std::to_string(hot_sync));
   }
+  // Throws kBadConfig naming a bad --link or --link-mode.
+  const internal::RunSpecs specs = internal::ParseRunSpecs(*this);
   const bool public_copies = algorithm == Algorithm::kChoco || algorithm == Algorithm::kAdpsgd;
-  if (public_copies && ResolvedCompress(*this).starts_with("ef:")) {
+  if (public_copies && specs.compress.starts_with("ef:")) {
     // Measured: choco and adpsgd with ef:topk:0.1 diverge on a9a within one epoch.
-    BadConfig("--compress '" + ResolvedCompress(*this) + "': " + std::string(ToString(algorithm)) +
+    BadConfig("--compress '" + specs.compress + "': " + std::string(ToString(algorithm)) +
               " keeps public copies h of the replicas and sends C(x - h), which already feeds the "
               "compression error back; error feedback on top counts it twice and diverges. Use "
-              "the inner codec ('" + ResolvedCompress(*this).substr(3) + "')");
+              "the inner codec ('" + specs.compress.substr(3) + "')");
   }
   if (algorithm == Algorithm::kAdpsgd) {
-    internal::MakeCompressor(ResolvedCompress(*this), 1);  // a bad spec fails here
+    internal::MakeCompressor(specs.compress, 1);  // a bad spec fails here
     if (gamma == kGammaTheory) {
       BadConfig("--gamma theory is CHOCO's (rounds on a fixed W); adpsgd's pairwise averages "
                 "take a number in (0, 1]");
     }
   }
-  internal::ParseLinkMode(link_mode);  // throws kBadConfig naming the value
   if (!std::isfinite(gamma) || (gamma != kGammaTheory && (gamma < 0 || gamma > 1))) {
     BadConfig("--gamma must be in (0, 1], or 'theory' (0: the default), got " +
               std::to_string(gamma));
   }
   if (internal::IsCompressedGossip(algorithm)) {
-    internal::MakeCompressor(ResolvedCompress(*this), 1);  // a bad spec fails before any data is read
+    internal::MakeCompressor(specs.compress, 1);  // a bad spec fails before any data is read
     if (algorithm != Algorithm::kChoco && gossip_every != 1) {
       BadConfig(std::string(ToString(algorithm)) +
                 " exchanges every step (Tang et al. 2018): --gossip-every must be 1, got " +
                 std::to_string(gossip_every) + " (choco takes local steps between rounds)");
     }
   }
-  if (!link.empty()) {
-    internal::ParseLinkSpec(link);
+  if (specs.link) {
     const bool sync = algorithm == Algorithm::kSync || algorithm == Algorithm::kQsgd;
-    if (!internal::IsReplicaMode(algorithm) && !internal::IsCompressedGossip(algorithm) && !sync) {
+    const bool replica = algorithm == Algorithm::kDpsgd || algorithm == Algorithm::kLocal;
+    if (!replica && !internal::IsCompressedGossip(algorithm) && !sync) {
       BadConfig("--link applies to dpsgd, local, dcd, ecd, choco, and sync or qsgd on --topology "
                 "star, not '" +
                 std::string(ToString(algorithm)) + "'");
@@ -272,7 +274,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   // A bad --topology fails before the step-size search spends time on the data.
   if (config.algorithm == Algorithm::kDpsgd || internal::IsCompressedGossip(config.algorithm) ||
       config.algorithm == Algorithm::kAdpsgd) {
-    MakeTopology(config.topology, threads);
+    internal::GossipTopology(config, threads, {});
   }
 
   return internal::WithTrainingModel(config, train, l2, [&](const auto& model) {
@@ -306,7 +308,7 @@ TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& train
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
-  if (config.algorithm == Algorithm::kDpsgd) MakeTopology(config.topology, threads);
+  if (config.algorithm == Algorithm::kDpsgd) internal::GossipTopology(config, threads, {});
   const auto run = [&](const auto& model) {
     TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer);
     result.model = {.kind = config.model, .l2 = l2, .num_features = train.num_features()};

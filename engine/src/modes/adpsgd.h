@@ -70,8 +70,8 @@
 
 #include "engine/src/compress/compressor.h"
 #include "engine/src/modes/compressed_gossip_setup.h"
-#include "engine/src/modes/dpsgd.h"
 #include "engine/src/gossip/mixing.h"
+#include "engine/src/gossip/replica_set.h"
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/shard_worker.h"
 
@@ -82,13 +82,11 @@ class AdpsgdMode {
  public:
   AdpsgdMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt),
-        topology_(MakeTopology(plan.config.topology, plan.threads,
-                               {.groups = NumaGroups(plan.worker_numa)})),
+        topology_(GossipTopology(plan.config, plan.threads, plan.worker_numa)),
         gossip_every_(static_cast<std::uint64_t>(plan.config.gossip_every)),
-        workers_(static_cast<std::size_t>(plan.threads)),
+        workers_(plan.threads),
         slots_(std::make_unique<Slot[]>(static_cast<std::size_t>(plan.threads))) {
-    const std::string spec = ResolvedCompress(plan.config);
-    if (spec != "none") BuildEdges(spec);
+    if (plan.specs.compress != "none") BuildEdges(plan.specs.compress);
   }
 
   void Setup(int w) {
@@ -127,25 +125,14 @@ class AdpsgdMode {
     return ShardBegin(plan_.train.rows(), w + 1, plan_.threads) -
            ShardBegin(plan_.train.rows(), w, plan_.threads);
   }
-  std::uint64_t Samples() const {
-    std::uint64_t total = 0;
-    for (const State& s : workers_) total += s.steps;
-    return total;
-  }
-  // The replicas' mean, the model evaluation and checkpoints see.
-  void Snapshot(std::span<float> out) const {
-    std::vector<double> mean(out.size());
-    MeanOf(Replicas(), mean);
-    for (std::size_t u = 0; u < out.size(); ++u) out[u] = static_cast<float>(mean[u]);
-  }
+  std::uint64_t Samples() const { return workers_.Samples(); }
+  void Snapshot(std::span<float> out) const { workers_.Mean(out); }
   // While the workers run (LiveModel): the same mean, read with relaxed atomic loads.
-  void LiveSnapshot(std::span<float> out) const { RelaxedMeanOf(Replicas(), out); }
-  double Consensus() const { return ConsensusDistance(Replicas()); }
+  void LiveSnapshot(std::span<float> out) const { RelaxedMeanOf(workers_.Replicas(), out); }
+  double Consensus() const { return workers_.Consensus(); }
   // The busiest worker's CPU time: the run's time with a core per worker.
   std::optional<double> VirtualSeconds() const {
-    double most = 0;
-    for (const State& s : workers_) most = std::max(most, s.clock);
-    return most;
+    return workers_.Max([](const State& s) { return s.clock; });
   }
   std::uint64_t BytesSent() const {
     std::uint64_t total = 0;
@@ -161,14 +148,10 @@ class AdpsgdMode {
   // White-box counters for tests, read while the workers are parked: pairwise averages
   // started by any worker, and steps that wanted to average but found no free pair.
   std::uint64_t Averages() const {
-    std::uint64_t total = 0;
-    for (const State& s : workers_) total += s.averages;
-    return total;
+    return workers_.Sum([](const State& s) { return s.averages; });
   }
   std::uint64_t SkippedAverages() const {
-    std::uint64_t total = 0;
-    for (const State& s : workers_) total += s.skipped;
-    return total;
+    return workers_.Sum([](const State& s) { return s.skipped; });
   }
   const Topology& topology() const { return topology_; }
   double gamma() const { return gamma_; }
@@ -304,15 +287,9 @@ class AdpsgdMode {
         edge_index_[static_cast<std::size_t>(from) * n + static_cast<std::size_t>(to)])];
   }
 
-  std::vector<std::span<const float>> Replicas() const {
-    std::vector<std::span<const float>> replicas;
-    for (const State& s : workers_) replicas.emplace_back(s.x);
-    return replicas;
-  }
-
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
-  State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
-  const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
+  State& Worker(int w) { return workers_[w]; }
+  const State& Worker(int w) const { return workers_[w]; }
   Slot& SlotOf(int w) { return slots_[static_cast<std::size_t>(w)]; }
   const Slot& SlotOf(int w) const { return slots_[static_cast<std::size_t>(w)]; }
 
@@ -321,7 +298,7 @@ class AdpsgdMode {
   std::atomic<bool>& halt_;
   const Topology topology_;
   const std::uint64_t gossip_every_;
-  std::vector<State> workers_;
+  ReplicaSet<State> workers_;
   std::unique_ptr<Slot[]> slots_;
   std::deque<Edge> edges_;        // compressed exchange only (stable addresses)
   std::vector<int> edge_index_;   // [from * n + to] -> edges_, -1 where never neighbours

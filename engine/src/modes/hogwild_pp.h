@@ -164,9 +164,7 @@ class HogwildPPMode {
   }
   // The group replicas' mean.
   void Snapshot(std::span<float> out) const {
-    std::vector<double> mean(out.size());
-    MeanOf(Replicas(), mean);
-    for (std::size_t u = 0; u < out.size(); ++u) out[u] = static_cast<float>(mean[u]);
+    MeanInto(Replicas(), out);
   }
   // While the workers run (LiveModel): the same mean, read with relaxed atomic loads.
   void LiveSnapshot(std::span<float> out) const { RelaxedMeanOf(Replicas(), out); }

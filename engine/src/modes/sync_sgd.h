@@ -50,18 +50,12 @@ class SyncMode {
   SyncMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_),
         workers_(static_cast<std::size_t>(plan.threads)), barrier_(plan.threads, Decide{this}) {
-    std::size_t longest = 0;
-    for (int w = 0; w < plan.threads; ++w) {
-      longest = std::max(longest, ShardBegin(plan.train.rows(), w + 1, plan.threads) -
-                                      ShardBegin(plan.train.rows(), w, plan.threads));
-    }
-    steps_per_epoch_ = (longest + Batch() - 1) / Batch();
+    steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.threads, Batch());
     if (plan.config.algorithm == Algorithm::kQsgd) {
-      MakeCompressor(ResolvedCompress(plan.config), 1);  // reject a bad spec before the workers start
+      MakeCompressor(plan.specs.compress, 1);  // reject a bad spec before the workers start
     }
-    if (!plan.config.link.empty()) {
-      const LinkSpec spec = ParseLinkSpec(plan.config.link);
-      for (int w = 0; w < plan.threads; ++w) links_.emplace_back(spec, plan.threads);
+    if (plan.specs.link) {
+      for (int w = 0; w < plan.threads; ++w) links_.emplace_back(*plan.specs.link, plan.threads);
     }
   }
 
@@ -71,7 +65,7 @@ class SyncMode {
     self.rows.resize(Batch());
     if (plan_.config.algorithm == Algorithm::kQsgd) {
       const std::size_t dim = Dim(*self.grad);
-      self.codec = MakeCompressor(ResolvedCompress(plan_.config), dim);
+      self.codec = MakeCompressor(plan_.specs.compress, dim);
       self.wire.resize(self.codec->WireBytes(dim));
     }
   }

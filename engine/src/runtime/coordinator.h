@@ -33,6 +33,7 @@
 #include <corral/rng.h>
 #include <corral/train.h>
 
+#include "engine/src/channel/link.h"
 #include "engine/src/runtime/crew.h"
 #include "engine/src/runtime/evaluate.h"
 #include "engine/src/runtime/live.h"
@@ -43,6 +44,19 @@
 namespace corral::internal {
 
 double PeakRssMb();
+
+// The run's specs, parsed once (TrainConfig::Validate checks a config by parsing them too):
+// modes take them from the plan and never parse a spec themselves.
+struct RunSpecs {
+  std::string compress;            // ResolvedCompress: --compress or the algorithm's default
+  std::optional<LinkSpec> link;    // --link; none: infinitely fast links
+  LinkMode link_mode = LinkMode::kVirtual;
+};
+inline RunSpecs ParseRunSpecs(const TrainConfig& config) {
+  RunSpecs specs{.compress = ResolvedCompress(config), .link_mode = ParseLinkMode(config.link_mode)};
+  if (!config.link.empty()) specs.link = ParseLinkSpec(config.link);
+  return specs;
+}
 
 // What a mode is built from: the run's resolved settings and starting point.
 struct RunPlan {
@@ -55,6 +69,7 @@ struct RunPlan {
   std::vector<std::uint64_t> start;  // per worker, samples of first_epoch already done
   std::vector<int> worker_numa;      // per worker, its NUMA node (-1 unknown): hierarchical gossip
   bool live = false;                 // a LiveModel reads the model while it trains
+  RunSpecs specs;                    // compressor, links
   float EpochLr(int epoch) const {
     return lr * std::pow(config.lr_decay, static_cast<float>(epoch));
   }
@@ -91,7 +106,7 @@ void EvaluateInto(const M& model, std::span<const float> w, const Dataset& train
 template <typename M>
 RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config, int threads,
                 std::size_t search_batch, bool& lr_searched) {
-  RunPlan plan{.train = train, .config = config, .threads = threads};
+  RunPlan plan{.train = train, .config = config, .threads = threads, .specs = ParseRunSpecs(config)};
   lr_searched = false;
   if (!config.resume_path.empty()) {
     SavedModel saved = LoadModel(config.resume_path);

@@ -2,6 +2,7 @@
 // its visiting order, gradient buffers and random stream.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <optional>
@@ -25,6 +26,17 @@ inline Rng EpochRng(std::uint64_t seed, int epoch, int worker) {
 // Worker w's contiguous share of `rows` rows.
 inline std::size_t ShardBegin(std::size_t rows, int w, int workers) {
   return rows * static_cast<std::size_t>(w) / static_cast<std::size_t>(workers);
+}
+
+// Steps of `batch` samples that cover the longest of `workers` shards of `rows` rows: the
+// epoch length of the modes whose workers step together (sync, the round-based replica modes;
+// shorter shards wrap around).
+inline std::size_t StepsPerEpoch(std::size_t rows, int workers, std::size_t batch) {
+  std::size_t longest = 0;
+  for (int w = 0; w < workers; ++w) {
+    longest = std::max(longest, ShardBegin(rows, w + 1, workers) - ShardBegin(rows, w, workers));
+  }
+  return (longest + batch - 1) / batch;
 }
 
 // Asks the memory system for row r's values, indices and label ahead of use. A shuffled epoch
