@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include <corral/algorithms.h>
 #include <corral/custom_model.h>
 #include <corral/error.h>
 
@@ -20,6 +21,7 @@
 #include "engine/src/modes/hogwild.h"
 #include "engine/src/gossip/replica_set.h"
 #include "engine/src/modes/hogwild_pp.h"
+#include "engine/src/modes/registry.h"
 #include "engine/src/runtime/model_registry.h"
 #include "engine/src/modes/sync_sgd.h"
 
@@ -39,20 +41,14 @@ Enum ParseName(std::string_view what, std::string_view name,
                   valid + ")");
 }
 
-constexpr std::array<std::pair<std::string_view, Algorithm>, 12> kAlgorithms{{
-    {"hogwild", Algorithm::kHogwild},
-    {"buckwild", Algorithm::kBuckwild},
-    {"locked", Algorithm::kLocked},
-    {"sync", Algorithm::kSync},
-    {"qsgd", Algorithm::kQsgd},
-    {"dpsgd", Algorithm::kDpsgd},
-    {"local", Algorithm::kLocal},
-    {"dcd", Algorithm::kDcd},
-    {"ecd", Algorithm::kEcd},
-    {"choco", Algorithm::kChoco},
-    {"adpsgd", Algorithm::kAdpsgd},
-    {"hogwild++", Algorithm::kHogwildPP},
-}};
+// The algorithms' names, from the registry (modes/registry.h).
+constexpr auto kAlgorithms = [] {
+  std::array<std::pair<std::string_view, Algorithm>, internal::kModes.size()> names{};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    names[i] = {internal::kModes[i].name, internal::kModes[i].algorithm};
+  }
+  return names;
+}();
 constexpr std::array<std::pair<std::string_view, MixOrder>, 2> kMixOrders{{
     {"mix-then-step", MixOrder::kMixThenStep},
     {"step-then-mix", MixOrder::kStepThenMix},
@@ -107,6 +103,16 @@ Rounding ParseRounding(std::string_view name) { return ParseName("rounding", nam
 Algorithm ParseAlgorithm(std::string_view name) { return ParseName("algorithm", name, kAlgorithms); }
 ModelKind ParseModel(std::string_view name) { return ParseName("model", name, kModels); }
 Pin ParsePin(std::string_view name) { return ParseName("pin policy", name, kPins); }
+
+std::string AlgorithmHelp() {
+  constexpr std::size_t kColumn = 11;  // the longest name, hogwild++, and a space
+  std::string help;
+  for (const internal::ModeInfo& m : internal::kModes) {
+    help += "\n  " + std::string(m.name) + std::string(kColumn - m.name.size(), ' ') +
+            std::string(m.help);
+  }
+  return help;
+}
 
 void TrainConfig::Validate() const {
   if (l2 && (!std::isfinite(*l2) || *l2 < 0)) BadConfig("--l2 must be a finite number >= 0");
@@ -170,9 +176,9 @@ void TrainConfig::Validate() const {
     }
   }
   if (specs.link) {
-    const bool sync = algorithm == Algorithm::kSync || algorithm == Algorithm::kQsgd;
-    const bool replica = algorithm == Algorithm::kDpsgd || algorithm == Algorithm::kLocal;
-    if (!replica && !internal::IsCompressedGossip(algorithm) && !sync) {
+    const internal::LinkUse use = internal::InfoOf(algorithm).link;
+    const bool sync = use == internal::LinkUse::kParameterServer;
+    if (use == internal::LinkUse::kNone) {
       BadConfig("--link applies to dpsgd, local, dcd, ecd, choco, and sync or qsgd on --topology "
                 "star, not '" +
                 std::string(ToString(algorithm)) + "'");
@@ -227,7 +233,7 @@ TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
     case Algorithm::kHogwildPP:
       return RunShared<M, HogwildPPMode<M>>(model, test, std::move(plan), searched, l2, observer);
     case Algorithm::kBuckwild:
-      if constexpr (requires { &M::L2Weight; }) {
+      if constexpr (kIsLinear<M>) {
         const auto run = [&]<typename D, typename T>() {
           return RunShared<M, BuckwildMode<M, D, T>>(model, test, std::move(plan), searched, l2, observer);
         };
@@ -272,10 +278,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
   // A bad --topology fails before the step-size search spends time on the data.
-  if (config.algorithm == Algorithm::kDpsgd || internal::IsCompressedGossip(config.algorithm) ||
-      config.algorithm == Algorithm::kAdpsgd) {
-    internal::GossipTopology(config, threads, {});
-  }
+  if (internal::InfoOf(config.algorithm).topology) internal::GossipTopology(config, threads, {});
 
   return internal::WithTrainingModel(config, train, l2, [&](const auto& model) {
     TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer);
@@ -308,7 +311,7 @@ TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& train
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
-  if (config.algorithm == Algorithm::kDpsgd) internal::GossipTopology(config, threads, {});
+  if (internal::InfoOf(config.algorithm).topology) internal::GossipTopology(config, threads, {});
   const auto run = [&](const auto& model) {
     TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer);
     result.model = {.kind = config.model, .l2 = l2, .num_features = train.num_features()};

@@ -13,6 +13,8 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include <corral/dataset.h>
@@ -170,6 +172,14 @@ struct PlacementReport {
   int hardware_threads = 1;
 };
 
+// A setting an algorithm ran with or chose (e.g. its topology, CHOCO's gamma), as the metrics
+// summary writes it. Each algorithm describes its own.
+struct ModeSetting {
+  using Value = std::variant<std::int64_t, double, std::string>;
+  std::string key;
+  Value value;
+};
+
 // Why a run ended.
 enum class StopReason {
   kEpochs,     // all --epochs ran
@@ -204,6 +214,10 @@ struct TrainResult {
   double gamma = 0;            // choco: the consensus step size used
   int hot_coords = 0;          // hogwild, hogwild++: coordinates each worker kept a private copy of
   int hot_sync = 0;            // ... and updates of a coordinate between its syncs (0: no copy)
+  // What the algorithm reports about itself: its settings (the metrics summary adds them) and
+  // its lines of the run's summary as (label, text) (the CLI prints them after the common ones).
+  std::vector<ModeSetting> settings;
+  std::vector<std::pair<std::string, std::string>> summary;
   // Settings the algorithm's guarantees do not cover (e.g. dcd with a biased compressor);
   // the library never prints: callers show them (the CLI on stderr).
   std::vector<std::string> warnings;

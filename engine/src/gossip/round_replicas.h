@@ -53,6 +53,7 @@
 #include "engine/src/gossip/mixing.h"
 #include "engine/src/gossip/replica_set.h"
 #include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/live.h"
 #include "engine/src/runtime/shard_worker.h"
 
@@ -87,7 +88,7 @@ struct RoundWorker : ShardWorker<M> {
   std::uint64_t round = 0;             // rounds done (equal on all workers)
 };
 
-template <typename M, typename State>
+template <Model M, typename State>
 class RoundReplicas {
  public:
   // A partial epoch (halt) reports 0 for everyone: replica modes resume at epoch boundaries.
@@ -191,6 +192,13 @@ class RoundReplicas {
   bool Exchange(State& self, int w, std::span<const std::byte> payload) {
     return ExchangeRound(*transport_, topology_, w, self.round, payload, *self.link,
                          plan_.specs.link_mode, self.time, self.held, Name().c_str());
+  }
+  // The settings every round-based mode ran with, for its Describe.
+  void DescribeRounds(TrainResult& r) const {
+    AddSetting(r, "topology", GossipTopologySpec(plan_.config));
+    AddSetting(r, "gossip_every", plan_.config.gossip_every);
+    AddSetting(r, "link", plan_.config.link);
+    AddSetting(r, "link_mode", plan_.config.link_mode);
   }
   // Gives the round's messages back to the transport, once applied.
   void ReleaseHeld(State& self, int w) { ReleaseAll(*transport_, w, self.held); }

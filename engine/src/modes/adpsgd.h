@@ -1,3 +1,4 @@
+// Over 300 lines: most of it is the header comment, the concurrency argument the code relies on.
 // AD-PSGD (Lian et al. 2018, "Asynchronous Decentralized Parallel Stochastic Gradient
 // Descent", Alg. 1) under RunShared (DESIGN.md §2): no rounds, nobody waits for a neighbour.
 //
@@ -73,11 +74,12 @@
 #include "engine/src/gossip/mixing.h"
 #include "engine/src/gossip/replica_set.h"
 #include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
 
-template <typename M>
+template <Model M>
 class AdpsgdMode {
  public:
   AdpsgdMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
@@ -90,14 +92,14 @@ class AdpsgdMode {
   }
 
   void Setup(int w) {
-    State& self = Worker(w);
+    State& self = workers_[w];
     self.Build(model_, plan_.train, w, plan_.threads, Batch());
     self.x.assign(plan_.initial.begin(), plan_.initial.end());  // first touch: NUMA-local
     if (!edges_.empty()) self.diff.resize(self.x.size());
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
-    State& self = Worker(w);
+    State& self = workers_[w];
     self.BeginEpoch(plan_.config.seed, epoch, w, start);
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
@@ -120,11 +122,8 @@ class AdpsgdMode {
     self.clock += ThreadCpuSeconds() - cpu_start;
   }
 
-  std::uint64_t Position(int w) const { return Worker(w).position; }
-  std::uint64_t EpochLength(int w) const {
-    return ShardBegin(plan_.train.rows(), w + 1, plan_.threads) -
-           ShardBegin(plan_.train.rows(), w, plan_.threads);
-  }
+  std::uint64_t Position(int w) const { return workers_.Position(w); }
+  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
   std::uint64_t Samples() const { return workers_.Samples(); }
   void Snapshot(std::span<float> out) const { workers_.Mean(out); }
   // While the workers run (LiveModel): the same mean, read with relaxed atomic loads.
@@ -159,8 +158,24 @@ class AdpsgdMode {
   void Report(TrainResult& result) const {
     if (!edges_.empty()) result.gamma = gamma_;
   }
+  void Describe(TrainResult& r) const {
+    const std::string& compress = plan_.specs.compress;
+    AddSetting(r, "topology", plan_.config.topology);
+    AddSetting(r, "compress", compress);
+    if (compress != "none") AddSetting(r, "gamma", r.gamma);
+    AddSetting(r, "gossip_every", plan_.config.gossip_every);
+    const EvalPoint last = LastPoint(r);
+    if (!last.consensus) return;
+    AddSummaryLine(r, "replicas",
+                   Printf("%s, pairwise averages%s%s, consensus %.3g, virtual time %.2fs",
+                          plan_.config.topology.c_str(),
+                          compress == "none" ? "" : " of compressed differences, ",
+                          compress == "none" ? "" : compress.c_str(), *last.consensus,
+                          last.virtual_s));
+    if (compress != "none") AddSummaryLine(r, "compression", Printf("gamma %.3g", r.gamma));
+  }
   // Worker w's replica: tests set different starting replicas from Setup.
-  std::span<float> Replica(int w) { return Worker(w).x; }
+  std::span<float> Replica(int w) { return workers_[w].x; }
 
  private:
   // Thread safety: owner-only during an epoch (x: see the header); the coordinator reads it
@@ -212,7 +227,7 @@ class AdpsgdMode {
     for (std::size_t t = 0; t < peers.size(); ++t) {
       const int j = peers[(first + t) % peers.size()].worker;
       if (!TryAcquire(j)) continue;
-      const Params xi(self.x), xj(Worker(j).x);
+      const Params xi(self.x), xj(workers_[j].x);
       if (edges_.empty()) {
         for (std::size_t u = 0; u < xi.size(); ++u) {
           const float mean = 0.5f * (xi.Load(u) + xj.Load(u));
@@ -288,8 +303,6 @@ class AdpsgdMode {
   }
 
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
-  State& Worker(int w) { return workers_[w]; }
-  const State& Worker(int w) const { return workers_[w]; }
   Slot& SlotOf(int w) { return slots_[static_cast<std::size_t>(w)]; }
   const Slot& SlotOf(int w) const { return slots_[static_cast<std::size_t>(w)]; }
 

@@ -59,7 +59,7 @@ struct RoundingStream {
 };
 
 // D: the dataset's values, T: the model's.
-template <typename M, typename D, typename T>
+template <Model M, typename D, typename T>
 class BuckwildMode;
 
 template <typename Loss, typename D, typename T>
@@ -76,7 +76,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   BuckwildMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt), stochastic_(plan.config.rounding == Rounding::kStochastic),
         words_((model.NumParams() + kPerWord - 1) / kPerWord, 0),
-        workers_(static_cast<std::size_t>(plan.threads)) {
+        workers_(plan.threads) {
     // Data scale: the largest |x| lands on the grid's end.
     float x_max = 0;
     for (const float v : plan.train.value()) x_max = std::max(x_max, std::abs(v));
@@ -130,16 +130,9 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
     steps.store(self.steps, std::memory_order_relaxed);  // progress display only
   }
 
-  std::uint64_t Position(int w) const { return workers_[static_cast<std::size_t>(w)].position; }
-  std::uint64_t EpochLength(int w) const {
-    return ShardBegin(plan_.train.rows(), w + 1, plan_.threads) -
-           ShardBegin(plan_.train.rows(), w, plan_.threads);
-  }
-  std::uint64_t Samples() const {
-    std::uint64_t total = 0;
-    for (const auto& worker : workers_) total += worker.steps;
-    return total;
-  }
+  std::uint64_t Position(int w) const { return workers_.Position(w); }
+  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
+  std::uint64_t Samples() const { return workers_.Samples(); }
   // The shared model read with relaxed atomic loads: safe beside the workers (LiveModel).
   static constexpr bool kSnapshotWhileRunning = true;
   void Snapshot(std::span<float> out) const {
@@ -299,7 +292,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   // The shared model on its grid: coordinate u is the (u % kPerWord)-th T in word u / kPerWord.
   // W/R: every worker (relaxed, see the top); the coordinator between epochs.
   std::vector<std::uint64_t> words_;
-  std::vector<Worker> workers_;
+  WorkerSet<Worker> workers_;
 };
 
 }  // namespace corral::internal

@@ -49,6 +49,7 @@
 #include "engine/src/gossip/round_replicas.h"
 #include "engine/src/modes/compressed_gossip_setup.h"
 #include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/describe.h"
 
 namespace corral::internal {
 
@@ -68,9 +69,8 @@ struct CompressedGossipWorker : RoundWorker<M> {
   std::uint64_t error_count = 0;
 };
 
-template <typename M>
+template <Model M>
 class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> {
-  using Base = RoundReplicas<M, CompressedGossipWorker<M>>;
   using State = CompressedGossipWorker<M>;
 
  public:
@@ -128,6 +128,23 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     result.gamma = settled_.gamma;
   }
 
+  void Describe(TrainResult& r) const {
+    this->DescribeRounds(r);
+    const RunPlan& plan = this->plan_;
+    AddSetting(r, "compress", plan.specs.compress);
+    if (algo_ == Algorithm::kChoco) AddSetting(r, "gamma", r.gamma);
+    const EvalPoint last = LastPoint(r);
+    if (!last.consensus) return;
+    AddSummaryLine(r, "replicas", Printf("%s, %s, consensus %.3g, virtual time %.2fs",
+                                         plan.config.topology.c_str(), plan.specs.compress.c_str(),
+                                         *last.consensus, last.virtual_s));
+    if (last.compress_rel_error) {
+      AddSummaryLine(r, "compression",
+                     Printf("relative error %.3g", *last.compress_rel_error) +
+                         (algo_ == Algorithm::kChoco ? Printf(", gamma %.3g", r.gamma) : ""));
+    }
+  }
+
   // White-box views for tests, valid while the workers are parked.
   // dcd: w's copy xh_j of its k-th neighbour's replica (Neighbours(w) order); ecd: yh_j.
   std::span<const float> NeighbourMemory(int w, std::size_t k) const { return this->Worker(w).hats[k]; }
@@ -140,7 +157,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
  private:
   CompressedGossipMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt,
                        const std::unique_ptr<Compressor>& codec)
-      : Base(model, plan, halt, codec->WireBytes(model.NumParams())), algo_(plan.config.algorithm),
+      : RoundReplicas<M, State>(model, plan, halt, codec->WireBytes(model.NumParams())), algo_(plan.config.algorithm),
         gossip_every_(static_cast<std::uint64_t>(plan.config.gossip_every)),
         dim_(model.NumParams()),
         settled_(PlanCompressedGossip(plan.config, this->topology_, *codec, dim_)),

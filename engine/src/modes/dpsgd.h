@@ -30,6 +30,7 @@
 #include "engine/src/gossip/mixing.h"
 #include "engine/src/gossip/round_replicas.h"
 #include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/describe.h"
 
 namespace corral::internal {
 
@@ -40,14 +41,13 @@ struct DpsgdWorker : RoundWorker<M> {
   std::vector<const float*> received;   // this round's neighbour models, Neighbours() order
 };
 
-template <typename M>
+template <Model M>
 class ReplicaMode : public RoundReplicas<M, DpsgdWorker<M>> {
-  using Base = RoundReplicas<M, DpsgdWorker<M>>;
   using State = DpsgdWorker<M>;
 
  public:
   ReplicaMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
-      : Base(model, plan, halt, model.NumParams() * sizeof(float)),
+      : RoundReplicas<M, State>(model, plan, halt, model.NumParams() * sizeof(float)),
         order_(plan.config.algorithm == Algorithm::kLocal ? MixOrder::kStepThenMix
                                                           : plan.config.mix_order),
         gossip_every_(static_cast<std::uint64_t>(plan.config.gossip_every)) {}
@@ -72,6 +72,18 @@ class ReplicaMode : public RoundReplicas<M, DpsgdWorker<M>> {
   }
 
   MixOrder mix_order() const { return order_; }
+
+  void Describe(TrainResult& r) const {
+    this->DescribeRounds(r);
+    AddSetting(r, "mix_order", std::string(ToString(order_)));
+    const EvalPoint last = LastPoint(r);
+    if (last.consensus) {
+      AddSummaryLine(r, "replicas", Printf("%s, %s, consensus %.3g, virtual time %.2fs",
+                                           GossipTopologySpec(this->plan_.config).c_str(),
+                                           std::string(ToString(order_)).c_str(), *last.consensus,
+                                           last.virtual_s));
+    }
+  }
 
  private:
   // One round: send x_i, receive the neighbours' round, mix in worker order. False: the

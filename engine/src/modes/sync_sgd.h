@@ -44,12 +44,12 @@
 
 namespace corral::internal {
 
-template <typename M>
+template <Model M>
 class SyncMode {
  public:
   SyncMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_),
-        workers_(static_cast<std::size_t>(plan.threads)), barrier_(plan.threads, Decide{this}) {
+        workers_(plan.threads), barrier_(plan.threads, Decide{this}) {
     steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.threads, Batch());
     if (plan.config.algorithm == Algorithm::kQsgd) {
       MakeCompressor(plan.specs.compress, 1);  // reject a bad spec before the workers start
@@ -60,7 +60,7 @@ class SyncMode {
   }
 
   void Setup(int w) {
-    State& self = Worker(w);
+    State& self = workers_[w];
     self.Build(model_, plan_.train, w, plan_.threads, Batch());
     self.rows.resize(Batch());
     if (plan_.config.algorithm == Algorithm::kQsgd) {
@@ -71,7 +71,7 @@ class SyncMode {
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
-    State& self = Worker(w);
+    State& self = workers_[w];
     self.BeginEpoch(plan_.config.seed, epoch, w, start);
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
@@ -104,25 +104,17 @@ class SyncMode {
     }
   }
 
-  std::uint64_t Position(int w) const { return Worker(w).position; }
+  std::uint64_t Position(int w) const { return workers_.Position(w); }
   std::uint64_t EpochLength(int /*w*/) const { return steps_per_epoch_ * Batch(); }
-  std::uint64_t Samples() const {
-    std::uint64_t total = 0;
-    for (const auto& worker : workers_) total += worker.steps;
-    return total;
-  }
+  std::uint64_t Samples() const { return workers_.Samples(); }
   // The shared model read with relaxed atomic loads: safe beside the workers (LiveModel).
   static constexpr bool kSnapshotWhileRunning = true;
   void Snapshot(std::span<float> out) const { w_.CopyTo(out); }
   std::uint64_t BytesSent() const {
-    std::uint64_t total = 0;
-    for (const auto& worker : workers_) total += worker.bytes_sent;
-    return total;
+    return workers_.Sum([](const State& s) { return s.bytes_sent; });
   }
   std::uint64_t BytesSentMax() const {
-    std::uint64_t most = 0;
-    for (const auto& worker : workers_) most = std::max(most, worker.bytes_sent);
-    return most;
+    return workers_.Max([](const State& s) { return s.bytes_sent; });
   }
   // With --link: the parameter server's virtual clock; otherwise nullopt (wall time).
   std::optional<double> VirtualSeconds() const {
@@ -202,7 +194,7 @@ class SyncMode {
         }
       }
     } else {
-      const float shrink = 1.0f / (1.0f + eta * Worker(w).grad->l2);
+      const float shrink = 1.0f / (1.0f + eta * workers_[w].grad->l2);
       for (std::size_t u = lo; u < hi; ++u) {
         float sum = 0;
         for (const State& from : workers_) sum += from.grad->grad[u];
@@ -212,15 +204,13 @@ class SyncMode {
   }
 
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
-  State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
-  const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
 
   const M& model_;
   const RunPlan& plan_;
   std::atomic<bool>& halt_;
   std::vector<float> storage_;
   Params w_;
-  std::vector<State> workers_;
+  WorkerSet<State> workers_;
   std::size_t steps_per_epoch_ = 0;
   std::barrier<Decide> barrier_;
   bool stop_ = false;  // W: barrier completion; R: workers after the barrier (it orders both)

@@ -1,5 +1,7 @@
-// The coordinator loop every shared-model mode runs under: epochs, evaluation, stopping rules,
-// metrics, progress, checkpoints and failure handling. A mode supplies only what its workers do.
+// Over 300 lines: the Mode contract, the run plan and the one loop every mode runs under, kept beside each other.
+// The coordinator loop every mode runs under (RunShared, a name kept from when only shared-model
+// modes existed): epochs, evaluation, stopping rules, metrics, progress, checkpoints and
+// failure handling. A mode supplies only what its workers do.
 //
 // A Mode has (all but the worker calls run on the coordinator while the workers are parked):
 //   Mode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
@@ -17,6 +19,8 @@
 //   std::optional<double> VirtualSeconds() const;        // modelled time; nullopt: train_s
 //   std::optional<double> CompressRelError();            // mean |Q(z)-z|/|z| since last call
 //   void Report(TrainResult& result) const;              // warnings and settings it chose
+//   void Describe(TrainResult& result) const;            // at the end: its settings and summary
+//                                                        //   lines (describe.h)
 // Workers stop early (within one step) when `halt` is set: by the coordinator on a time limit
 // or cancellation, or by a failing worker.
 #pragma once
@@ -145,7 +149,7 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
   return plan;
 }
 
-template <typename M, typename Mode>
+template <Model M, typename Mode>
 TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr_searched,
                       float l2, const TrainObserver& observer) {
   using Clock = std::chrono::steady_clock;
@@ -331,6 +335,7 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
   result.state.samples = result.samples;
   result.params = std::move(snapshot);
   live.Finish(result.params);
+  if constexpr (requires { mode.Describe(result); }) mode.Describe(result);
   metrics.WriteSummary(config, result);
   return result;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 #include <numeric>
 #include <optional>
@@ -26,6 +27,12 @@ inline Rng EpochRng(std::uint64_t seed, int epoch, int worker) {
 // Worker w's contiguous share of `rows` rows.
 inline std::size_t ShardBegin(std::size_t rows, int w, int workers) {
   return rows * static_cast<std::size_t>(w) / static_cast<std::size_t>(workers);
+}
+
+// Samples in worker w's shard of `rows` rows: the epoch of a worker that walks its own shard
+// once (hogwild, locked, buckwild, adpsgd, hogwild++).
+inline std::uint64_t ShardLength(std::size_t rows, int w, int workers) {
+  return ShardBegin(rows, w + 1, workers) - ShardBegin(rows, w, workers);
 }
 
 // Steps of `batch` samples that cover the longest of `workers` shards of `rows` rows: the
@@ -76,6 +83,48 @@ struct alignas(kCacheLine) ShardWorker {
     rng.Shuffle(std::span(order));
     position = start;
   }
+};
+
+// A mode's per-worker states, one per worker, and what the coordinator reads of them while the
+// workers are parked: positions, samples, and sums and maxima (bytes, clocks).
+// Thread safety: during an epoch each worker touches only its own state; the rest is
+// coordinator-only, while the workers are parked.
+template <typename State>  // with `position` and `steps`, as ShardWorker
+class WorkerSet {
+ public:
+  explicit WorkerSet(int workers) : states_(static_cast<std::size_t>(workers)) {}
+
+  State& operator[](std::integral auto w) { return states_[static_cast<std::size_t>(w)]; }
+  const State& operator[](std::integral auto w) const { return states_[static_cast<std::size_t>(w)]; }
+  std::size_t size() const { return states_.size(); }
+  bool empty() const { return states_.empty(); }
+  auto begin() { return states_.begin(); }
+  auto end() { return states_.end(); }
+  auto begin() const { return states_.begin(); }
+  auto end() const { return states_.end(); }
+
+  // Samples of the current epoch worker w has processed.
+  std::uint64_t Position(int w) const { return (*this)[w].position; }
+  // Samples processed by all workers in all epochs.
+  std::uint64_t Samples() const {
+    return Sum([](const State& s) { return s.steps; });
+  }
+  // The sum and the largest of f(state) over the workers (0 when there are none).
+  template <typename F>
+  auto Sum(F f) const {
+    decltype(f(states_.front())) total{};
+    for (const State& s : states_) total += f(s);
+    return total;
+  }
+  template <typename F>
+  auto Max(F f) const {
+    decltype(f(states_.front())) most{};
+    for (const State& s : states_) most = std::max(most, f(s));
+    return most;
+  }
+
+ private:
+  std::vector<State> states_;
 };
 
 }  // namespace corral::internal
