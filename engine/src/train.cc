@@ -12,18 +12,14 @@
 #include <corral/custom_model.h>
 #include <corral/error.h>
 
-#include "engine/src/modes/adpsgd.h"
-#include "engine/src/modes/buckwild.h"
-#include "engine/src/channel/link.h"
-#include "engine/src/modes/compressed_gossip.h"
-#include "engine/src/modes/dpsgd.h"
-#include "engine/src/runtime/erased_model.h"
-#include "engine/src/modes/hogwild.h"
+#include "engine/src/compress/compressor.h"
 #include "engine/src/gossip/replica_set.h"
-#include "engine/src/modes/hogwild_pp.h"
+#include "engine/src/modes/compressed_gossip_setup.h"
+#include "engine/src/modes/linear_step.h"
 #include "engine/src/modes/registry.h"
+#include "engine/src/modes/run_mode.h"
+#include "engine/src/runtime/erased_model.h"
 #include "engine/src/runtime/model_registry.h"
-#include "engine/src/modes/sync_sgd.h"
 
 namespace corral {
 namespace {
@@ -212,35 +208,30 @@ TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
                             static_cast<std::size_t>(sync ? threads : 1);
   bool searched = false;
   RunPlan plan = PlanRun(model, train, config, threads, search_batch, searched);
+  ModeRun run{.test = test, .plan = std::move(plan), .lr_searched = searched, .l2 = l2,
+              .observer = observer};
+  // Each family is compiled in its own translation unit (modes/*.cc, run_mode.h).
   switch (config.algorithm) {
     case Algorithm::kHogwild:
-      return RunShared<M, HogwildMode<M, false>>(model, test, std::move(plan), searched, l2, observer);
     case Algorithm::kLocked:
-      return RunShared<M, HogwildMode<M, true>>(model, test, std::move(plan), searched, l2, observer);
+      return RunHogwildFamily(model, std::move(run));
     case Algorithm::kSync:
     case Algorithm::kQsgd:
-      return RunShared<M, SyncMode<M>>(model, test, std::move(plan), searched, l2, observer);
+      return RunSyncFamily(model, std::move(run));
     case Algorithm::kDpsgd:
     case Algorithm::kLocal:
-      return RunShared<M, ReplicaMode<M>>(model, test, std::move(plan), searched, l2, observer);
+      return RunDpsgdFamily(model, std::move(run));
     case Algorithm::kDcd:
     case Algorithm::kEcd:
     case Algorithm::kChoco:
-      return RunShared<M, CompressedGossipMode<M>>(model, test, std::move(plan), searched, l2,
-                                                   observer);
+      return RunCompressedGossipFamily(model, std::move(run));
     case Algorithm::kAdpsgd:
-      return RunShared<M, AdpsgdMode<M>>(model, test, std::move(plan), searched, l2, observer);
+      return RunAdpsgdFamily(model, std::move(run));
     case Algorithm::kHogwildPP:
-      return RunShared<M, HogwildPPMode<M>>(model, test, std::move(plan), searched, l2, observer);
+      return RunHogwildPPFamily(model, std::move(run));
     case Algorithm::kBuckwild:
       if constexpr (kIsLinear<M>) {
-        const auto run = [&]<typename D, typename T>() {
-          return RunShared<M, BuckwildMode<M, D, T>>(model, test, std::move(plan), searched, l2, observer);
-        };
-        if (config.bits == 8 && config.model_bits == 8) return run.template operator()<std::int8_t, std::int8_t>();
-        if (config.bits == 8) return run.template operator()<std::int8_t, std::int16_t>();
-        if (config.model_bits == 8) return run.template operator()<std::int16_t, std::int8_t>();
-        return run.template operator()<std::int16_t, std::int16_t>();
+        return RunBuckwildFamily(model, std::move(run));
       } else {
         BadConfig("buckwild trains the linear models (logistic, hinge, squared), not " +
                   std::string(ToString(config.model)));
