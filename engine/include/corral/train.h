@@ -75,7 +75,7 @@ struct TrainConfig {
   // topk:F, sign, or ef: followed by any of these. Empty: the algorithm's default, qsgd:8 for
   // qsgd, dcd, ecd and choco, none (full precision) for adpsgd (ResolvedCompress).
   std::string compress;
-  // dpsgd, dcd, ecd, choco: the gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential,
+  // dpsgd, dcd, ecd, choco, adpsgd: the gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential,
   // one-peer-exponential, random-regular:d, hierarchical[:G], file:PATH (see `corral topology`).
   // local always averages over the complete graph; sync with --link needs star.
   std::string topology = "ring";
@@ -87,8 +87,8 @@ struct TrainConfig {
   // holds each message until it is due).
   std::string link_mode = "virtual";
   // dpsgd, choco: local steps between gossip exchanges (1: every step, the papers' setting;
-  // dcd and ecd need 1);
-  // local: steps between exact averages (H).
+  // dcd and ecd need 1); local: steps between exact averages (H); adpsgd: steps between
+  // pairwise averages; hogwild++: steps a group holds the token (1: automatic, see README).
   int gossip_every = 1;
   // dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i(x_i), Lian et al. 2017) or
   // step-then-mix (x_i <- sum_j W_ij (x_j - eta g_j(x_j))).
