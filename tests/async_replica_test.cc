@@ -138,7 +138,7 @@ TrainResult RunFromSpreadReplicas(const TrainConfig& config) {
   bool searched = false;
   internal::RunPlan plan =
       internal::PlanRun(model, data.train, config, config.threads, 1, searched);
-  return internal::RunShared<LogisticModel, SpreadReplicas<LogisticModel>>(
+  return internal::Coordinate<LogisticModel, SpreadReplicas<LogisticModel>>(
       model, nullptr, std::move(plan), searched, kL2, {});
 }
 
@@ -338,7 +338,7 @@ void ExpectWorkerFailure(TrainConfig config) {
   bool searched = false;
   internal::RunPlan plan = internal::PlanRun(model, data.train, config, config.threads, 1, searched);
   try {
-    internal::RunShared<ThrowingModel, Mode>(model, nullptr, std::move(plan), searched, 1e-3f, {});
+    internal::Coordinate<ThrowingModel, Mode>(model, nullptr, std::move(plan), searched, 1e-3f, {});
     FAIL() << "expected the worker's error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kWorkerFailed);

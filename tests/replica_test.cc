@@ -91,11 +91,11 @@ INSTANTIATE_TEST_SUITE_P(
 
 // D-PSGD whose workers start from different random replicas (a test hook on Setup).
 template <typename M>
-class SpreadReplicas : public internal::ReplicaMode<M> {
+class SpreadReplicas : public internal::DpsgdMode<M> {
  public:
-  using internal::ReplicaMode<M>::ReplicaMode;
+  using internal::DpsgdMode<M>::DpsgdMode;
   void Setup(int w) {
-    internal::ReplicaMode<M>::Setup(w);
+    internal::DpsgdMode<M>::Setup(w);
     Rng rng(99, static_cast<std::uint64_t>(w));
     for (float& v : this->Replica(w)) v = 2 * rng.UniformFloat() - 1;
   }
@@ -110,7 +110,7 @@ void ExpectGossipRate(const char* topology, int workers) {
                            .batch = 16, .lr = 1e-30f, .lr_decay = 1, .topology = topology};
   bool searched = false;
   internal::RunPlan plan = internal::PlanRun(model, data.train, config, workers, 16, searched);
-  const TrainResult r = internal::RunShared<LogisticModel, SpreadReplicas<LogisticModel>>(
+  const TrainResult r = internal::Coordinate<LogisticModel, SpreadReplicas<LogisticModel>>(
       model, nullptr, std::move(plan), searched, kL2, {});
   ASSERT_EQ(r.history.size(), 2u);
   const double first = r.history[0].consensus.value();
@@ -266,7 +266,7 @@ TEST(Dpsgd, AThrowingWorkerStopsEveryoneAndIsReported) {
   bool searched = false;
   internal::RunPlan plan = internal::PlanRun(model, data.train, config, 8, 1, searched);
   try {
-    internal::RunShared<ThrowingModel, internal::ReplicaMode<ThrowingModel>>(
+    internal::Coordinate<ThrowingModel, internal::DpsgdMode<ThrowingModel>>(
         model, nullptr, std::move(plan), searched, 1e-3f, {});
     FAIL() << "expected the worker's error";
   } catch (const Error& e) {

@@ -29,7 +29,7 @@ void ExpectWorkerFailure(Algorithm algorithm, int threads) {
   bool searched = false;
   internal::RunPlan plan = internal::PlanRun(model, data.train, config, threads, 1, searched);
   try {
-    internal::RunShared<ThrowingModel, Mode>(model, nullptr, std::move(plan), searched, 1e-3f, {});
+    internal::Coordinate<ThrowingModel, Mode>(model, nullptr, std::move(plan), searched, 1e-3f, {});
     FAIL() << "expected the worker's error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kWorkerFailed);

@@ -232,9 +232,9 @@ class RoundReplicas {
                       *self.grad, *self.workspace);
       if (!step(self, eta)) break;  // aborted: another worker failed or the run halted
       ++self.step;
-      self.steps += batch;
+      self.samples += batch;
       self.position = (s + 1) * batch;
-      steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+      steps.store(self.samples, std::memory_order_relaxed);  // progress display only
     }
     self.time.clock += ThreadCpuSeconds() - self.time.cpu_mark;
   }

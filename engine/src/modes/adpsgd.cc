@@ -9,7 +9,7 @@ namespace corral::internal {
 
 template <typename M>
 TrainResult RunAdpsgdFamily(const M& model, ModeRun run) {
-  return RunShared<M, AdpsgdMode<M>>(model, run.test, std::move(run.plan), run.lr_searched, run.l2,
+  return Coordinate<M, AdpsgdMode<M>>(model, run.test, std::move(run.plan), run.lr_searched, run.l2,
                                      run.observer);
 }
 

@@ -1,6 +1,6 @@
 // Over 300 lines: most of it is the header comment, the concurrency argument the code relies on.
 // AD-PSGD (Lian et al. 2018, "Asynchronous Decentralized Parallel Stochastic Gradient
-// Descent", Alg. 1) under RunShared (DESIGN.md §2): no rounds, nobody waits for a neighbour.
+// Descent", Alg. 1) under Coordinate (DESIGN.md §2): no rounds, nobody waits for a neighbour.
 //
 // Worker i owns a replica x_i (first-touched on its own thread) and repeats over its shard:
 //   g = grad f(x_i; batch)           at x_i as it is now: neighbours may be averaging into it
@@ -115,9 +115,9 @@ class AdpsgdMode {
       ApplyStep(x, *self.grad, eta);
       Release(w);
       ++self.step;
-      self.steps += count;
+      self.samples += count;
       self.position = k + count;
-      steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+      steps.store(self.samples, std::memory_order_relaxed);  // progress display only
     }
     self.clock += ThreadCpuSeconds() - cpu_start;
   }

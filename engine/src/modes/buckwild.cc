@@ -11,7 +11,7 @@ namespace corral::internal {
 template <typename M>
 TrainResult RunBuckwildFamily(const M& model, ModeRun run) {
   const auto start = [&]<typename D, typename T>() {
-    return RunShared<M, BuckwildMode<M, D, T>>(model, run.test, std::move(run.plan), run.lr_searched,
+    return Coordinate<M, BuckwildMode<M, D, T>>(model, run.test, std::move(run.plan), run.lr_searched,
                                                run.l2, run.observer);
   };
   const TrainConfig& config = run.plan.config;

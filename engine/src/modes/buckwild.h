@@ -96,7 +96,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   }
 
   void Setup(int w) {
-    Worker& self = workers_[static_cast<std::size_t>(w)];
+    State& self = workers_[static_cast<std::size_t>(w)];
     const Dataset& train = plan_.train;
     self.shard = train.Slice(ShardBegin(train.rows(), w, plan_.threads),
                              ShardBegin(train.rows(), w + 1, plan_.threads));
@@ -111,7 +111,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
-    Worker& self = workers_[static_cast<std::size_t>(w)];
+    State& self = workers_[static_cast<std::size_t>(w)];
     self.BeginEpoch(plan_.config.seed, epoch, w, start);
     self.stream.Seed(self.rng);
     const float eta = plan_.EpochLr(epoch);
@@ -123,11 +123,11 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
       } else {
         SparseStep(self, r, eta);
       }
-      ++self.steps;
+      ++self.samples;
       self.position = k + 1;
-      if ((self.steps & 255) == 0) steps.store(self.steps, std::memory_order_relaxed);
+      if ((self.samples & 255) == 0) steps.store(self.samples, std::memory_order_relaxed);
     }
-    steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+    steps.store(self.samples, std::memory_order_relaxed);  // progress display only
   }
 
   std::uint64_t Position(int w) const { return workers_.Position(w); }
@@ -175,7 +175,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   }
 
  private:
-  struct Worker : ShardWorker<M> {
+  struct State : ShardWorker<M> {
     std::vector<D> values;   // the shard's values on the data grid (index/labels from shard)
     std::vector<T> local;    // dense kernel: this step's copy of the model
     RoundingStream stream;
@@ -225,7 +225,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   }
 
   // Dense rows: the model moves in 64-bit words through a local copy; dot and update vectorise.
-  void DenseStep(Worker& self, std::uint32_t r, float eta) {
+  void DenseStep(State& self, std::uint32_t r, float eta) {
     const std::size_t d = model_.NumParams();
     const D* x = self.values.data() + static_cast<std::size_t>(r) * d;
     T* local = self.local.data();
@@ -262,7 +262,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   }
 
   // Sparse rows: per-coordinate relaxed loads and stores of the touched coordinates.
-  void SparseStep(Worker& self, std::uint32_t r, float eta) {
+  void SparseStep(State& self, std::uint32_t r, float eta) {
     const SparseRow row = self.shard.Row(r);
     const std::uint64_t begin = self.shard.row_ptr()[r];
     Acc dot = 0;
@@ -292,7 +292,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   // The shared model on its grid: coordinate u is the (u % kPerWord)-th T in word u / kPerWord.
   // W/R: every worker (relaxed, see the top); the coordinator between epochs.
   std::vector<std::uint64_t> words_;
-  WorkerSet<Worker> workers_;
+  WorkerSet<State> workers_;
 };
 
 }  // namespace corral::internal

@@ -9,7 +9,7 @@ namespace corral::internal {
 
 template <typename M>
 TrainResult RunCompressedGossipFamily(const M& model, ModeRun run) {
-  return RunShared<M, CompressedGossipMode<M>>(model, run.test, std::move(run.plan),
+  return Coordinate<M, CompressedGossipMode<M>>(model, run.test, std::move(run.plan),
                                                run.lr_searched, run.l2, run.observer);
 }
 

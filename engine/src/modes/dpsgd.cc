@@ -9,7 +9,7 @@ namespace corral::internal {
 
 template <typename M>
 TrainResult RunDpsgdFamily(const M& model, ModeRun run) {
-  return RunShared<M, ReplicaMode<M>>(model, run.test, std::move(run.plan), run.lr_searched, run.l2,
+  return Coordinate<M, DpsgdMode<M>>(model, run.test, std::move(run.plan), run.lr_searched, run.l2,
                                       run.observer);
 }
 

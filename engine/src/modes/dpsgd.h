@@ -42,11 +42,11 @@ struct DpsgdWorker : RoundWorker<M> {
 };
 
 template <Model M>
-class ReplicaMode : public RoundReplicas<M, DpsgdWorker<M>> {
+class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
   using State = DpsgdWorker<M>;
 
  public:
-  ReplicaMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
+  DpsgdMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : RoundReplicas<M, State>(model, plan, halt, model.NumParams() * sizeof(float)),
         order_(plan.config.algorithm == Algorithm::kLocal ? MixOrder::kStepThenMix
                                                           : plan.config.mix_order),

@@ -10,10 +10,10 @@ namespace corral::internal {
 template <typename M>
 TrainResult RunHogwildFamily(const M& model, ModeRun run) {
   if (run.plan.config.algorithm == Algorithm::kLocked) {
-    return RunShared<M, HogwildMode<M, true>>(model, run.test, std::move(run.plan), run.lr_searched,
+    return Coordinate<M, HogwildMode<M, true>>(model, run.test, std::move(run.plan), run.lr_searched,
                                               run.l2, run.observer);
   }
-  return RunShared<M, HogwildMode<M, false>>(model, run.test, std::move(run.plan), run.lr_searched,
+  return Coordinate<M, HogwildMode<M, false>>(model, run.test, std::move(run.plan), run.lr_searched,
                                              run.l2, run.observer);
 }
 

@@ -93,9 +93,9 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
             until_sync = HotHead::kSyncBase;
           }
         }
-        self.steps += end - self.position;
+        self.samples += end - self.position;
         self.position = end;
-        steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+        steps.store(self.samples, std::memory_order_relaxed);  // progress display only
         between();
       }
       if (head != nullptr) self.hot.SyncAll(w);
@@ -107,15 +107,15 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
     const std::size_t count = std::min(batch, order.size() - k);
     model.Gradient(w, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
     ApplyStep(w, *self.grad, eta);
-    const std::uint64_t before = self.steps;
-    self.steps += count;
+    const std::uint64_t before = self.samples;
+    self.samples += count;
     self.position = k + count;
-    if (self.steps / chunk != before / chunk) {
-      steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+    if (self.samples / chunk != before / chunk) {
+      steps.store(self.samples, std::memory_order_relaxed);  // progress display only
       between();
     }
   }
-  steps.store(self.steps, std::memory_order_relaxed);
+  steps.store(self.samples, std::memory_order_relaxed);
 }
 
 // The hot head of hogwild and hogwild++: for a linear model at batch 1 (the fused loop), the
@@ -191,13 +191,13 @@ class HogwildMode {
           model_.Gradient(w_, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
           ApplyStep(w_, *self.grad, eta);
         }
-        const std::uint64_t before = self.steps;
-        self.steps += count;
+        const std::uint64_t before = self.samples;
+        self.samples += count;
         self.position = k + count;
         // Publish progress about every kChunk samples (a relaxed store: a display only).
-        if (self.steps / kChunk != before / kChunk) steps.store(self.steps, std::memory_order_relaxed);
+        if (self.samples / kChunk != before / kChunk) steps.store(self.samples, std::memory_order_relaxed);
       }
-      steps.store(self.steps, std::memory_order_relaxed);
+      steps.store(self.samples, std::memory_order_relaxed);
     }
   }
 

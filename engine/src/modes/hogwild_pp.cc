@@ -9,7 +9,7 @@ namespace corral::internal {
 
 template <typename M>
 TrainResult RunHogwildPPFamily(const M& model, ModeRun run) {
-  return RunShared<M, HogwildPPMode<M>>(model, run.test, std::move(run.plan), run.lr_searched,
+  return Coordinate<M, HogwildPPMode<M>>(model, run.test, std::move(run.plan), run.lr_searched,
                                         run.l2, run.observer);
 }
 

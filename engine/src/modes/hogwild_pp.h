@@ -1,5 +1,5 @@
 // HOGWILD++ (Zhang, Hsieh, Akella 2016, "HogWild++: A New Mechanism for Decentralized
-// Asynchronous Stochastic Gradient Descent", ICDM) under RunShared (DESIGN.md §2).
+// Asynchronous Stochastic Gradient Descent", ICDM) under Coordinate (DESIGN.md §2).
 //
 // The threads form N groups (clusters); group g shares one replica x_g, first-touched by its
 // first worker, and its threads run HOGWILD! on it (hogwild.h's HogwildSteps: the fused linear
@@ -40,7 +40,7 @@
 // store of 2n: o_g (plain floats, touched only by a holder of g's token) is handed from holder
 // to holder of g with happens-before through the chain of release/acquire pairs around the
 // ring, so o_g needs no atomics. No thread ever waits for the token; a failing worker that
-// holds it just stops the ring until the run ends (RunShared's halt stops everyone anyway).
+// holds it just stops the ring until the run ends (Coordinate's halt stops everyone anyway).
 // Bytes: each sync counts 2 d * 4 bytes to the syncing worker (it writes beta delta into x_n
 // and reads x_n, both across groups).
 #pragma once
@@ -206,7 +206,7 @@ class HogwildPPMode {
   void Ring(State& self, int g) {
     if (Groups() == 1) return;
     if (self.holding) {
-      if (self.steps >= self.pass_at) Pass(self, g);
+      if (self.samples >= self.pass_at) Pass(self, g);
       return;
     }
     const auto mine = static_cast<std::uint32_t>(2 * g);
@@ -221,7 +221,7 @@ class HogwildPPMode {
     ++self.syncs;
     self.sent += 2 * groups_[static_cast<std::size_t>(g)].old.size() * sizeof(float);
     self.holding = true;
-    self.pass_at = self.steps + hold_;
+    self.pass_at = self.samples + hold_;
   }
 
   void Pass(State& self, int g) {

@@ -14,7 +14,7 @@
 
 namespace corral::internal {
 
-// What the coordinator needs besides the model and the mode (RunShared's arguments).
+// What the coordinator needs besides the model and the mode (Coordinate's arguments).
 struct ModeRun {
   const Dataset* test;
   RunPlan plan;

@@ -98,9 +98,9 @@ class SyncMode {
       if (stop_) break;
       Reduce(w, eta);
       barrier_.arrive_and_wait();  // B: the model is updated
-      self.steps += batch;
+      self.samples += batch;
       self.position = (s + 1) * batch;
-      steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+      steps.store(self.samples, std::memory_order_relaxed);  // progress display only
     }
   }
 

@@ -1,7 +1,6 @@
 // Over 300 lines: the Mode contract, the run plan and the one loop every mode runs under, kept beside each other.
-// The coordinator loop every mode runs under (RunShared, a name kept from when only shared-model
-// modes existed): epochs, evaluation, stopping rules, metrics, progress, checkpoints and
-// failure handling. A mode supplies only what its workers do.
+// The coordinator loop every mode runs under (Coordinate): epochs, evaluation, stopping rules,
+// metrics, progress, checkpoints and failure handling. A mode supplies only what its workers do.
 //
 // A Mode has (all but the worker calls run on the coordinator while the workers are parked):
 //   Mode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
@@ -150,7 +149,7 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
 }
 
 template <Model M, typename Mode>
-TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr_searched,
+TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool lr_searched,
                       float l2, const TrainObserver& observer) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();

@@ -57,7 +57,7 @@ inline void PrefetchRow(const Dataset& data, std::size_t r) {
 }
 
 // Thread safety: owner-only (built and used by its worker; the coordinator reads `position` and
-// `steps` only while the workers are parked between epochs).
+// `samples` only while the workers are parked between epochs).
 template <typename M>
 struct alignas(kCacheLine) ShardWorker {
   Dataset shard;
@@ -65,7 +65,7 @@ struct alignas(kCacheLine) ShardWorker {
   std::optional<typename M::Grad> grad;
   std::optional<typename M::Workspace> workspace;
   Rng rng;
-  std::uint64_t steps = 0;     // samples processed in all epochs
+  std::uint64_t samples = 0;   // samples processed in all epochs
   std::uint64_t position = 0;  // samples of the current epoch processed
 
   // On the worker's own thread (first touch puts the shard on its NUMA node).
@@ -89,7 +89,7 @@ struct alignas(kCacheLine) ShardWorker {
 // workers are parked: positions, samples, and sums and maxima (bytes, clocks).
 // Thread safety: during an epoch each worker touches only its own state; the rest is
 // coordinator-only, while the workers are parked.
-template <typename State>  // with `position` and `steps`, as ShardWorker
+template <typename State>  // with `position` and `samples`, as ShardWorker
 class WorkerSet {
  public:
   explicit WorkerSet(int workers) : states_(static_cast<std::size_t>(workers)) {}
@@ -107,7 +107,7 @@ class WorkerSet {
   std::uint64_t Position(int w) const { return (*this)[w].position; }
   // Samples processed by all workers in all epochs.
   std::uint64_t Samples() const {
-    return Sum([](const State& s) { return s.steps; });
+    return Sum([](const State& s) { return s.samples; });
   }
   // The sum and the largest of f(state) over the workers (0 when there are none).
   template <typename F>
