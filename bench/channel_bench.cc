@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "engine/src/channel/shm_transport.h"
-#include "engine/src/placement.h"
+#include "engine/src/runtime/placement.h"
 
 namespace {
 

@@ -14,11 +14,12 @@
 
 #include <corral/corral.h>
 
-#include "engine/src/adpsgd.h"
 #include "engine/src/compress/compressor.h"
-#include "engine/src/hogwild_pp.h"
+#include "engine/src/modes/adpsgd.h"
+#include "engine/src/modes/hogwild_pp.h"
 #include "logistic_oracle.h"
 #include "test_data.h"
+#include "throwing_model.h"
 
 namespace corral {
 namespace {
@@ -137,7 +138,7 @@ TrainResult RunFromSpreadReplicas(const TrainConfig& config) {
   bool searched = false;
   internal::RunPlan plan =
       internal::PlanRun(model, data.train, config, config.threads, 1, searched);
-  return internal::RunShared<LogisticModel, SpreadReplicas<LogisticModel>>(
+  return internal::Coordinate<LogisticModel, SpreadReplicas<LogisticModel>>(
       model, nullptr, std::move(plan), searched, kL2, {});
 }
 
@@ -325,25 +326,7 @@ TEST(HogwildPP, GroupsBySizeByNumaNodeOrOnePerThread) {
   EXPECT_EQ(internal::HogwildPPGroups(4, 3, {0, 0, 1, 1}), (V{0, 0, 0, 1}));  // c wins
 }
 
-// Logistic regression that throws on its `throw_at`-th gradient (counted over all workers).
-class ThrowingModel : public LogisticModel {
- public:
-  ThrowingModel(const Dataset& train, int throw_at, std::atomic<int>& calls)
-      : LogisticModel(train, 1e-3f), throw_at_(throw_at), calls_(&calls) {}
-
-  void Gradient(Params w, const Dataset& data, std::span<const std::uint32_t> rows,
-                SparseGrad& g, Workspace& ws) const {
-    // relaxed: only the count matters, not its order with anything else.
-    if (calls_->fetch_add(1, std::memory_order_relaxed) == throw_at_) {
-      throw std::runtime_error("boom in the model");
-    }
-    LogisticModel::Gradient(w, data, rows, g, ws);
-  }
-
- private:
-  int throw_at_;
-  std::atomic<int>* calls_;
-};
+using testing::ThrowingModel;
 
 template <typename Mode>
 void ExpectWorkerFailure(TrainConfig config) {
@@ -355,7 +338,7 @@ void ExpectWorkerFailure(TrainConfig config) {
   bool searched = false;
   internal::RunPlan plan = internal::PlanRun(model, data.train, config, config.threads, 1, searched);
   try {
-    internal::RunShared<ThrowingModel, Mode>(model, nullptr, std::move(plan), searched, 1e-3f, {});
+    internal::Coordinate<ThrowingModel, Mode>(model, nullptr, std::move(plan), searched, 1e-3f, {});
     FAIL() << "expected the worker's error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kWorkerFailed);

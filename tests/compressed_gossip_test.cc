@@ -18,7 +18,7 @@
 #include <corral/corral.h>
 #include <corral/topology.h>
 
-#include "engine/src/compressed_gossip.h"
+#include "engine/src/modes/compressed_gossip.h"
 #include "logistic_oracle.h"
 #include "test_data.h"
 
@@ -37,7 +37,7 @@ TrainResult RunWith(const LogisticModel& model, const Dataset& train, const Trai
   bool searched = false;
   internal::RunPlan plan =
       internal::PlanRun(model, train, config, config.threads, static_cast<std::size_t>(config.batch), searched);
-  return internal::RunShared<LogisticModel, Mode>(model, nullptr, std::move(plan), searched, kL2, {});
+  return internal::Coordinate<LogisticModel, Mode>(model, nullptr, std::move(plan), searched, kL2, {});
 }
 
 // DCD checking, between epochs, that every worker's copy of each neighbour's replica is

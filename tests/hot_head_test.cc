@@ -1,4 +1,4 @@
-// The hot head (engine/src/hot_head.h) piece by piece: which coordinates it picks, the split
+// The hot head (engine/src/modes/hot_head.h) piece by piece: which coordinates it picks, the split
 // rows, and that syncs lose no worker's change, also with many workers racing (TSan).
 #include <algorithm>
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/src/hot_head.h"
+#include "engine/src/modes/hot_head.h"
 
 namespace corral::internal {
 namespace {

@@ -18,10 +18,11 @@
 #include <corral/corral.h>
 #include <corral/topology.h>
 
-#include "engine/src/dpsgd.h"
-#include "engine/src/mixing.h"
+#include "engine/src/gossip/mixing.h"
+#include "engine/src/modes/dpsgd.h"
 #include "logistic_oracle.h"
 #include "test_data.h"
+#include "throwing_model.h"
 
 namespace corral {
 namespace {
@@ -90,11 +91,11 @@ INSTANTIATE_TEST_SUITE_P(
 
 // D-PSGD whose workers start from different random replicas (a test hook on Setup).
 template <typename M>
-class SpreadReplicas : public internal::ReplicaMode<M> {
+class SpreadReplicas : public internal::DpsgdMode<M> {
  public:
-  using internal::ReplicaMode<M>::ReplicaMode;
+  using internal::DpsgdMode<M>::DpsgdMode;
   void Setup(int w) {
-    internal::ReplicaMode<M>::Setup(w);
+    internal::DpsgdMode<M>::Setup(w);
     Rng rng(99, static_cast<std::uint64_t>(w));
     for (float& v : this->Replica(w)) v = 2 * rng.UniformFloat() - 1;
   }
@@ -109,7 +110,7 @@ void ExpectGossipRate(const char* topology, int workers) {
                            .batch = 16, .lr = 1e-30f, .lr_decay = 1, .topology = topology};
   bool searched = false;
   internal::RunPlan plan = internal::PlanRun(model, data.train, config, workers, 16, searched);
-  const TrainResult r = internal::RunShared<LogisticModel, SpreadReplicas<LogisticModel>>(
+  const TrainResult r = internal::Coordinate<LogisticModel, SpreadReplicas<LogisticModel>>(
       model, nullptr, std::move(plan), searched, kL2, {});
   ASSERT_EQ(r.history.size(), 2u);
   const double first = r.history[0].consensus.value();
@@ -254,25 +255,7 @@ TEST(Local, ReplicasDriftBetweenAveragesAndMetricsRecordTheSettings) {
   EXPECT_EQ(lines[2]["gossip_every"], 5);
 }
 
-// Logistic regression that throws on its `throw_at`-th gradient (counted over all workers).
-class ThrowingModel : public LogisticModel {
- public:
-  ThrowingModel(const Dataset& train, int throw_at, std::atomic<int>& calls)
-      : LogisticModel(train, 1e-3f), throw_at_(throw_at), calls_(&calls) {}
-
-  void Gradient(Params w, const Dataset& data, std::span<const std::uint32_t> rows,
-                SparseGrad& g, Workspace& ws) const {
-    // relaxed: only the count matters, not its order with anything else.
-    if (calls_->fetch_add(1, std::memory_order_relaxed) == throw_at_) {
-      throw std::runtime_error("boom in the model");
-    }
-    LogisticModel::Gradient(w, data, rows, g, ws);
-  }
-
- private:
-  int throw_at_;
-  std::atomic<int>* calls_;
-};
+using testing::ThrowingModel;
 
 TEST(Dpsgd, AThrowingWorkerStopsEveryoneAndIsReported) {
   const SyntheticSplit data = testing::SmallProblem();
@@ -283,7 +266,7 @@ TEST(Dpsgd, AThrowingWorkerStopsEveryoneAndIsReported) {
   bool searched = false;
   internal::RunPlan plan = internal::PlanRun(model, data.train, config, 8, 1, searched);
   try {
-    internal::RunShared<ThrowingModel, internal::ReplicaMode<ThrowingModel>>(
+    internal::Coordinate<ThrowingModel, internal::DpsgdMode<ThrowingModel>>(
         model, nullptr, std::move(plan), searched, 1e-3f, {});
     FAIL() << "expected the worker's error";
   } catch (const Error& e) {

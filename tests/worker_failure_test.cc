@@ -10,32 +10,15 @@
 
 #include <corral/corral.h>
 
-#include "engine/src/hogwild.h"
-#include "engine/src/sync_sgd.h"
+#include "engine/src/modes/hogwild.h"
+#include "engine/src/modes/sync_sgd.h"
 #include "test_data.h"
+#include "throwing_model.h"
 
 namespace corral {
 namespace {
 
-// Logistic regression that throws on its `throw_at`-th gradient (counted over all workers).
-class ThrowingModel : public LogisticModel {
- public:
-  ThrowingModel(const Dataset& train, int throw_at, std::atomic<int>& calls)
-      : LogisticModel(train, 1e-3f), throw_at_(throw_at), calls_(&calls) {}
-
-  void Gradient(Params w, const Dataset& data, std::span<const std::uint32_t> rows,
-                SparseGrad& g, Workspace& ws) const {
-    // relaxed: only the count matters, not its order with anything else.
-    if (calls_->fetch_add(1, std::memory_order_relaxed) == throw_at_) {
-      throw std::runtime_error("boom in the model");
-    }
-    LogisticModel::Gradient(w, data, rows, g, ws);
-  }
-
- private:
-  int throw_at_;
-  std::atomic<int>* calls_;
-};
+using testing::ThrowingModel;
 
 template <typename Mode>
 void ExpectWorkerFailure(Algorithm algorithm, int threads) {
@@ -46,7 +29,7 @@ void ExpectWorkerFailure(Algorithm algorithm, int threads) {
   bool searched = false;
   internal::RunPlan plan = internal::PlanRun(model, data.train, config, threads, 1, searched);
   try {
-    internal::RunShared<ThrowingModel, Mode>(model, nullptr, std::move(plan), searched, 1e-3f, {});
+    internal::Coordinate<ThrowingModel, Mode>(model, nullptr, std::move(plan), searched, 1e-3f, {});
     FAIL() << "expected the worker's error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kWorkerFailed);

@@ -17,7 +17,7 @@
 
 #include <corral/corral.h>
 
-#include "engine/src/compressed_gossip.h"
+#include "engine/src/modes/compressed_gossip.h"
 
 namespace corral {
 namespace {
@@ -65,7 +65,7 @@ int Run(const Options& o) {
   internal::RunPlan plan = internal::PlanRun(model, train, config, o.workers,
                                              static_cast<std::size_t>(shard), searched);
   std::printf("round,mismatched_coordinates,max_abs_difference\n");
-  internal::RunShared<LogisticModel, CheckedDcd>(model, nullptr, std::move(plan), searched, l2, {});
+  internal::Coordinate<LogisticModel, CheckedDcd>(model, nullptr, std::move(plan), searched, l2, {});
   return 0;
 }
 

@@ -96,39 +96,8 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
                  static_cast<double>(r.bytes_sent) / 1e6, static_cast<double>(r.bytes_sent_max) / 1e6);
   }
   std::fprintf(out_, "  wall          %.2fs (training %.2fs)\n", r.wall_s, r.train_s);
-  if (r.hot_coords > 0) {
-    std::fprintf(out_, "  hot coords    %d with a private copy per worker, synced after ~%d updates each\n",
-                 r.hot_coords, r.hot_sync);
-  }
-  const bool compressed = config.algorithm == Algorithm::kDcd ||
-                          config.algorithm == Algorithm::kEcd ||
-                          config.algorithm == Algorithm::kChoco;
-  if (last.consensus && compressed) {
-    std::fprintf(out_, "  replicas      %s, %s, consensus %.3g, virtual time %.2fs\n",
-                 config.topology.c_str(), ResolvedCompress(config).c_str(), *last.consensus,
-                 last.virtual_s);
-    if (last.compress_rel_error) {
-      std::fprintf(out_, "  compression   relative error %.3g", *last.compress_rel_error);
-      if (config.algorithm == Algorithm::kChoco) std::fprintf(out_, ", gamma %.3g", r.gamma);
-      std::fprintf(out_, "\n");
-    }
-  } else if (last.consensus && config.algorithm == Algorithm::kHogwildPP) {
-    std::fprintf(out_, "  replicas      groups of %s threads on a token ring, consensus %.3g\n",
-                 config.group_size > 0 ? std::to_string(config.group_size).c_str() : "a NUMA node's",
-                 *last.consensus);
-  } else if (last.consensus && config.algorithm == Algorithm::kAdpsgd) {
-    const std::string compress = ResolvedCompress(config);
-    std::fprintf(out_, "  replicas      %s, pairwise averages%s%s, consensus %.3g, virtual time %.2fs\n",
-                 config.topology.c_str(), compress == "none" ? "" : " of compressed differences, ",
-                 compress == "none" ? "" : compress.c_str(), *last.consensus, last.virtual_s);
-    if (compress != "none") std::fprintf(out_, "  compression   gamma %.3g\n", r.gamma);
-  } else if (last.consensus) {
-    std::fprintf(out_, "  replicas      %s, %s, consensus %.3g, virtual time %.2fs\n",
-                 config.algorithm == Algorithm::kLocal ? "complete" : config.topology.c_str(),
-                 std::string(ToString(config.algorithm == Algorithm::kLocal
-                                          ? MixOrder::kStepThenMix
-                                          : config.mix_order)).c_str(),
-                 *last.consensus, last.virtual_s);
+  for (const auto& [label, text] : r.summary) {
+    std::fprintf(out_, "  %-14s%s\n", label.c_str(), text.c_str());
   }
   std::fprintf(out_, "  peak rss      %.0f MiB\n", r.peak_rss_mb);
   std::fflush(out_);

@@ -8,6 +8,7 @@
 #include <string>
 #include <system_error>
 
+#include <corral/algorithms.h>
 #include <corral/limits.h>
 #include <corral/load.h>
 
@@ -53,9 +54,7 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--l2", o.l2,
                   "L2 strength: objective = mean loss + (l2/2)|w|^2 (default 1/rows, "
                   "LIBLINEAR's C=1)");
-  cmd->add_option("--algo", o.algo,
-                  "Algorithm: hogwild, buckwild, locked, sync, qsgd, dpsgd, local, dcd, ecd, choco, "
-                  "adpsgd, hogwild++")
+  cmd->add_option("--algo", o.algo, "Algorithm:" + AlgorithmHelp())
       ->capture_default_str();
   cmd->add_option("--threads", c.threads, "Worker threads (0 = all hardware threads)")
       ->capture_default_str();
@@ -103,7 +102,7 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                 "dcd, ecd: also a biased compressor or a W that is not symmetric doubly "
                 "stochastic (default: train and warn)");
   cmd->add_option("--topology", c.topology,
-                  "dpsgd, dcd, ecd, choco: gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential, "
+                  "dpsgd, dcd, ecd, choco, adpsgd: gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential, "
                   "one-peer-exponential, random-regular:d, hierarchical[:G], file:PATH (local: "
                   "always complete; sync with --link: star)")
       ->capture_default_str();
@@ -116,7 +115,8 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
       ->capture_default_str();
   cmd->add_option("--gossip-every", c.gossip_every,
                   "dpsgd, choco: local steps between gossip rounds (dcd, ecd: 1); local: steps between "
-                  "exact averages")
+                  "exact averages; adpsgd: steps between pairwise averages; hogwild++: steps a group "
+                  "holds the token (1: automatic)")
       ->capture_default_str();
   cmd->add_option("--mix-order", o.mix_order,
                   "dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i, as in Lian et al. 2017) "

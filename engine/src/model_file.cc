@@ -17,8 +17,8 @@
 #include <corral/limits.h>
 
 #include "data/src/durable_file.h"
-#include "engine/src/evaluate.h"
-#include "engine/src/model_registry.h"
+#include "engine/src/runtime/evaluate.h"
+#include "engine/src/runtime/model_registry.h"
 
 namespace corral {
 namespace {

@@ -9,20 +9,19 @@
 #include <thread>
 #include <utility>
 
+#include <corral/algorithms.h>
 #include <corral/custom_model.h>
 #include <corral/error.h>
 #include <corral/limits.h>
 
-#include "engine/src/adpsgd.h"
-#include "engine/src/buckwild.h"
-#include "engine/src/channel/link.h"
-#include "engine/src/compressed_gossip.h"
-#include "engine/src/dpsgd.h"
-#include "engine/src/erased_model.h"
-#include "engine/src/hogwild.h"
-#include "engine/src/hogwild_pp.h"
-#include "engine/src/model_registry.h"
-#include "engine/src/sync_sgd.h"
+#include "engine/src/compress/compressor.h"
+#include "engine/src/gossip/replica_set.h"
+#include "engine/src/modes/compressed_gossip_setup.h"
+#include "engine/src/modes/linear_step.h"
+#include "engine/src/modes/registry.h"
+#include "engine/src/modes/run_mode.h"
+#include "engine/src/runtime/erased_model.h"
+#include "engine/src/runtime/model_registry.h"
 
 namespace corral {
 namespace {
@@ -40,20 +39,14 @@ Enum ParseName(std::string_view what, std::string_view name,
                   valid + ")");
 }
 
-constexpr std::array<std::pair<std::string_view, Algorithm>, 12> kAlgorithms{{
-    {"hogwild", Algorithm::kHogwild},
-    {"buckwild", Algorithm::kBuckwild},
-    {"locked", Algorithm::kLocked},
-    {"sync", Algorithm::kSync},
-    {"qsgd", Algorithm::kQsgd},
-    {"dpsgd", Algorithm::kDpsgd},
-    {"local", Algorithm::kLocal},
-    {"dcd", Algorithm::kDcd},
-    {"ecd", Algorithm::kEcd},
-    {"choco", Algorithm::kChoco},
-    {"adpsgd", Algorithm::kAdpsgd},
-    {"hogwild++", Algorithm::kHogwildPP},
-}};
+// The algorithms' names, from the registry (modes/registry.h).
+constexpr auto kAlgorithms = [] {
+  std::array<std::pair<std::string_view, Algorithm>, internal::kModes.size()> names{};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    names[i] = {internal::kModes[i].name, internal::kModes[i].algorithm};
+  }
+  return names;
+}();
 constexpr std::array<std::pair<std::string_view, MixOrder>, 2> kMixOrders{{
     {"mix-then-step", MixOrder::kMixThenStep},
     {"step-then-mix", MixOrder::kStepThenMix},
@@ -109,6 +102,16 @@ Algorithm ParseAlgorithm(std::string_view name) { return ParseName("algorithm", 
 ModelKind ParseModel(std::string_view name) { return ParseName("model", name, kModels); }
 Pin ParsePin(std::string_view name) { return ParseName("pin policy", name, kPins); }
 
+std::string AlgorithmHelp() {
+  constexpr std::size_t kColumn = 11;  // the longest name, hogwild++, and a space
+  std::string help;
+  for (const internal::ModeInfo& m : internal::kModes) {
+    help += "\n  " + std::string(m.name) + std::string(kColumn - m.name.size(), ' ') +
+            std::string(m.help);
+  }
+  return help;
+}
+
 void TrainConfig::Validate() const {
   if (l2 && (!std::isfinite(*l2) || *l2 < 0)) BadConfig("--l2 must be a finite number >= 0");
   if (threads < 0) BadConfig("--threads must be >= 0 (0 means all hardware threads)");
@@ -141,38 +144,39 @@ void TrainConfig::Validate() const {
   if (hot_sync < 0) {
     BadConfig("--hot-sync must be >= 1 updates (0: automatic), got " + std::to_string(hot_sync));
   }
+  // Throws kBadConfig naming a bad --link or --link-mode.
+  const internal::RunSpecs specs = internal::ParseRunSpecs(*this);
   const bool public_copies = algorithm == Algorithm::kChoco || algorithm == Algorithm::kAdpsgd;
-  if (public_copies && ResolvedCompress(*this).starts_with("ef:")) {
+  if (public_copies && specs.compress.starts_with("ef:")) {
     // Measured: choco and adpsgd with ef:topk:0.1 diverge on a9a within one epoch.
-    BadConfig("--compress '" + ResolvedCompress(*this) + "': " + std::string(ToString(algorithm)) +
+    BadConfig("--compress '" + specs.compress + "': " + std::string(ToString(algorithm)) +
               " keeps public copies h of the replicas and sends C(x - h), which already feeds the "
               "compression error back; error feedback on top counts it twice and diverges. Use "
-              "the inner codec ('" + ResolvedCompress(*this).substr(3) + "')");
+              "the inner codec ('" + specs.compress.substr(3) + "')");
   }
   if (algorithm == Algorithm::kAdpsgd) {
-    internal::MakeCompressor(ResolvedCompress(*this), 1);  // a bad spec fails here
+    internal::MakeCompressor(specs.compress, 1);  // a bad spec fails here
     if (gamma == kGammaTheory) {
       BadConfig("--gamma theory is CHOCO's (rounds on a fixed W); adpsgd's pairwise averages "
                 "take a number in (0, 1]");
     }
   }
-  internal::ParseLinkMode(link_mode);  // throws kBadConfig naming the value
   if (!std::isfinite(gamma) || (gamma != kGammaTheory && (gamma < 0 || gamma > 1))) {
     BadConfig("--gamma must be in (0, 1], or 'theory' (0: the default), got " +
               std::to_string(gamma));
   }
   if (internal::IsCompressedGossip(algorithm)) {
-    internal::MakeCompressor(ResolvedCompress(*this), 1);  // a bad spec fails before any data is read
+    internal::MakeCompressor(specs.compress, 1);  // a bad spec fails before any data is read
     if (algorithm != Algorithm::kChoco && gossip_every != 1) {
       BadConfig(std::string(ToString(algorithm)) +
                 " exchanges every step (Tang et al. 2018): --gossip-every must be 1, got " +
                 std::to_string(gossip_every) + " (choco takes local steps between rounds)");
     }
   }
-  if (!link.empty()) {
-    internal::ParseLinkSpec(link);
-    const bool sync = algorithm == Algorithm::kSync || algorithm == Algorithm::kQsgd;
-    if (!internal::IsReplicaMode(algorithm) && !internal::IsCompressedGossip(algorithm) && !sync) {
+  if (specs.link) {
+    const internal::LinkUse use = internal::InfoOf(algorithm).link;
+    const bool sync = use == internal::LinkUse::kParameterServer;
+    if (use == internal::LinkUse::kNone) {
       BadConfig("--link applies to dpsgd, local, dcd, ecd, choco, and sync or qsgd on --topology "
                 "star, not '" +
                 std::string(ToString(algorithm)) + "'");
@@ -191,7 +195,7 @@ SavedModel ToSavedModel(const TrainResult& result) {
 
 namespace internal {
 
-std::string GossipTopology(const TrainConfig& config) {
+std::string CheckpointTopology(const TrainConfig& config) {
   const bool sync = config.algorithm == Algorithm::kSync || config.algorithm == Algorithm::kQsgd;
   const bool gossips = config.algorithm == Algorithm::kDpsgd || IsCompressedGossip(config.algorithm) ||
                        config.algorithm == Algorithm::kAdpsgd || (sync && !config.link.empty());
@@ -258,26 +262,27 @@ TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
                             static_cast<std::size_t>(sync ? threads : 1);
   bool searched = false;
   RunPlan plan = PlanRun(model, train, config, threads, search_batch, searched);
+  ModeRun run{.test = test, .plan = std::move(plan), .lr_searched = searched, .l2 = l2,
+              .observer = observer};
+  // Each family is compiled in its own translation unit (modes/*.cc, run_mode.h).
   switch (config.algorithm) {
     case Algorithm::kHogwild:
-      return RunShared<M, HogwildMode<M, false>>(model, test, std::move(plan), searched, l2, observer);
     case Algorithm::kLocked:
-      return RunShared<M, HogwildMode<M, true>>(model, test, std::move(plan), searched, l2, observer);
+      return RunHogwildFamily(model, std::move(run));
     case Algorithm::kSync:
     case Algorithm::kQsgd:
-      return RunShared<M, SyncMode<M>>(model, test, std::move(plan), searched, l2, observer);
+      return RunSyncFamily(model, std::move(run));
     case Algorithm::kDpsgd:
     case Algorithm::kLocal:
-      return RunShared<M, ReplicaMode<M>>(model, test, std::move(plan), searched, l2, observer);
+      return RunDpsgdFamily(model, std::move(run));
     case Algorithm::kDcd:
     case Algorithm::kEcd:
     case Algorithm::kChoco:
-      return RunShared<M, CompressedGossipMode<M>>(model, test, std::move(plan), searched, l2,
-                                                   observer);
+      return RunCompressedGossipFamily(model, std::move(run));
     case Algorithm::kAdpsgd:
-      return RunShared<M, AdpsgdMode<M>>(model, test, std::move(plan), searched, l2, observer);
+      return RunAdpsgdFamily(model, std::move(run));
     case Algorithm::kHogwildPP:
-      return RunShared<M, HogwildPPMode<M>>(model, test, std::move(plan), searched, l2, observer);
+      return RunHogwildPPFamily(model, std::move(run));
     case Algorithm::kBuckwild:
       if constexpr (requires { &M::L2Weight; }) {
         const auto run = [&]<typename D, typename T>() {
@@ -344,7 +349,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
   // A bad --topology fails before the step-size search spends time on the data.
   std::vector<std::string> mixing_warnings;
-  if (const std::string topology = internal::GossipTopology(config); !topology.empty()) {
+  if (const std::string topology = internal::CheckpointTopology(config); !topology.empty()) {
     mixing_warnings = internal::CheckMixing(MakeTopology(topology, threads), config.strict);
   }
 
@@ -380,7 +385,7 @@ TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& train
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
-  if (config.algorithm == Algorithm::kDpsgd) MakeTopology(config.topology, threads);
+  if (internal::InfoOf(config.algorithm).topology) internal::GossipTopology(config, threads, {});
   const auto run = [&](const auto& model) {
     TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer);
     result.model = {.kind = config.model, .l2 = l2, .num_features = train.num_features()};

@@ -13,6 +13,8 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include <corral/dataset.h>
@@ -73,7 +75,7 @@ struct TrainConfig {
   // topk:F, sign, or ef: followed by any of these. Empty: the algorithm's default, qsgd:8 for
   // qsgd, dcd, ecd and choco, none (full precision) for adpsgd (ResolvedCompress).
   std::string compress;
-  // dpsgd, dcd, ecd, choco: the gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential,
+  // dpsgd, dcd, ecd, choco, adpsgd: the gossip graph: ring, torus[:RxC], complete, star, hypercube, exponential,
   // one-peer-exponential, random-regular:d, hierarchical[:G], file:PATH (see `corral topology`).
   // local always averages over the complete graph; sync with --link needs star.
   std::string topology = "ring";
@@ -85,8 +87,8 @@ struct TrainConfig {
   // holds each message until it is due).
   std::string link_mode = "virtual";
   // dpsgd, choco: local steps between gossip exchanges (1: every step, the papers' setting;
-  // dcd and ecd need 1);
-  // local: steps between exact averages (H).
+  // dcd and ecd need 1); local: steps between exact averages (H); adpsgd: steps between
+  // pairwise averages; hogwild++: steps a group holds the token (1: automatic, see README).
   int gossip_every = 1;
   // dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i(x_i), Lian et al. 2017) or
   // step-then-mix (x_i <- sum_j W_ij (x_j - eta g_j(x_j))).
@@ -171,6 +173,14 @@ struct PlacementReport {
   int hardware_threads = 1;
 };
 
+// A setting an algorithm ran with or chose (e.g. its topology, CHOCO's gamma), as the metrics
+// summary writes it. Each algorithm describes its own.
+struct ModeSetting {
+  using Value = std::variant<std::int64_t, double, std::string>;
+  std::string key;
+  Value value;
+};
+
 // Why a run ended.
 enum class StopReason {
   kEpochs,     // all --epochs ran
@@ -205,6 +215,10 @@ struct TrainResult {
   double gamma = 0;            // choco: the consensus step size used
   int hot_coords = 0;          // hogwild, hogwild++: coordinates each worker kept a private copy of
   int hot_sync = 0;            // ... and updates of a coordinate between its syncs (0: no copy)
+  // What the algorithm reports about itself: its settings (the metrics summary adds them) and
+  // its lines of the run's summary as (label, text) (the CLI prints them after the common ones).
+  std::vector<ModeSetting> settings;
+  std::vector<std::pair<std::string, std::string>> summary;
   // Settings the algorithm's guarantees do not cover (e.g. dcd with a biased compressor);
   // the library never prints: callers show them (the CLI on stderr).
   std::vector<std::string> warnings;

@@ -29,7 +29,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "engine/src/crew.h"  // kCacheLine
+#include "engine/src/runtime/crew.h"  // kCacheLine
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

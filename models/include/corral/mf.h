@@ -22,7 +22,7 @@
 // train ratings around their mean (entries of variance sqrt(var/K)), not a near-zero start.
 // Two reasons, both measured on 900k planted ratings: from near zero (a saddle: the gradient of
 // <p, q> vanishes there) SGD needs its first ~8 epochs to grow the factors; and the step-size
-// search (engine/src/lr_search.h), which scores one pass from the init on a 10k-rating sample,
+// search (engine/src/runtime/lr_search.h), which scores one pass from the init on a 10k-rating sample,
 // sees none of the curvature |p|^2 + |q|^2 that bounds the stable step once the factors are
 // grown, so without biases it picked 0.5 and the run diverged in epoch 1.
 //

@@ -16,8 +16,8 @@
 
 #include <corral/error.h>
 
-#include "engine/src/crew.h"
-#include "engine/src/placement.h"
+#include "engine/src/runtime/crew.h"
+#include "engine/src/runtime/placement.h"
 
 namespace corral {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <corral/train.h>
 
-#include "engine/src/divergence.h"
+#include "engine/src/runtime/divergence.h"
 
 namespace corral {
 namespace {

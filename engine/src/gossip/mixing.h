@@ -52,6 +52,13 @@ inline void MeanOf(std::span<const std::span<const float>> replicas, std::span<d
   for (double& m : mean) m /= n;
 }
 
+// out = the replicas' mean as floats: MeanOf, rounded once.
+inline void MeanInto(std::span<const std::span<const float>> replicas, std::span<float> out) {
+  std::vector<double> mean(out.size());
+  MeanOf(replicas, mean);
+  for (std::size_t u = 0; u < out.size(); ++u) out[u] = static_cast<float>(mean[u]);
+}
+
 // out = the replicas' mean, each coordinate read with a relaxed std::atomic_ref load: for modes
 // whose owners write their replicas through relaxed atomic_ref (adpsgd, hogwild++), so a
 // LiveModel snapshot may run beside them. The mean mixes coordinates from different moments, as

@@ -1,7 +1,7 @@
 // What every synchronous compressed replica mode does in a round besides its arithmetic
 // (DESIGN.md §2 "Rounds", §5): send one payload to the recipients of its topology row, wait
 // for its neighbours' messages of the same round (no global barrier), and move the virtual
-// clock by compute and modelled communication, exactly as ReplicaMode (dpsgd.h) does for D-PSGD.
+// clock by compute and modelled communication, exactly as DpsgdMode (dpsgd.h) does for D-PSGD.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +16,7 @@
 
 #include "engine/src/channel/link.h"
 #include "engine/src/channel/transport.h"
-#include "engine/src/mixing.h"
+#include "engine/src/gossip/mixing.h"
 
 namespace corral::internal {
 

@@ -28,8 +28,8 @@
 
 #include <corral/linear.h>
 
-#include "engine/src/run_shared.h"
-#include "engine/src/shard_worker.h"
+#include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
 
@@ -59,7 +59,7 @@ struct RoundingStream {
 };
 
 // D: the dataset's values, T: the model's.
-template <typename M, typename D, typename T>
+template <Model M, typename D, typename T>
 class BuckwildMode;
 
 template <typename Loss, typename D, typename T>
@@ -76,7 +76,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   BuckwildMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt), stochastic_(plan.config.rounding == Rounding::kStochastic),
         words_((model.NumParams() + kPerWord - 1) / kPerWord, 0),
-        workers_(static_cast<std::size_t>(plan.threads)) {
+        workers_(plan.threads) {
     // Data scale: the largest |x| lands on the grid's end.
     float x_max = 0;
     for (const float v : plan.train.value()) x_max = std::max(x_max, std::abs(v));
@@ -96,7 +96,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   }
 
   void Setup(int w) {
-    Worker& self = workers_[static_cast<std::size_t>(w)];
+    State& self = workers_[static_cast<std::size_t>(w)];
     const Dataset& train = plan_.train;
     self.shard = train.Slice(ShardBegin(train.rows(), w, plan_.threads),
                              ShardBegin(train.rows(), w + 1, plan_.threads));
@@ -111,7 +111,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
-    Worker& self = workers_[static_cast<std::size_t>(w)];
+    State& self = workers_[static_cast<std::size_t>(w)];
     self.BeginEpoch(plan_.config.seed, epoch, w, start);
     self.stream.Seed(self.rng);
     const float eta = plan_.EpochLr(epoch);
@@ -123,23 +123,16 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
       } else {
         SparseStep(self, r, eta);
       }
-      ++self.steps;
+      ++self.samples;
       self.position = k + 1;
-      if ((self.steps & 255) == 0) steps.store(self.steps, std::memory_order_relaxed);
+      if ((self.samples & 255) == 0) steps.store(self.samples, std::memory_order_relaxed);
     }
-    steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+    steps.store(self.samples, std::memory_order_relaxed);  // progress display only
   }
 
-  std::uint64_t Position(int w) const { return workers_[static_cast<std::size_t>(w)].position; }
-  std::uint64_t EpochLength(int w) const {
-    return ShardBegin(plan_.train.rows(), w + 1, plan_.threads) -
-           ShardBegin(plan_.train.rows(), w, plan_.threads);
-  }
-  std::uint64_t Samples() const {
-    std::uint64_t total = 0;
-    for (const auto& worker : workers_) total += worker.steps;
-    return total;
-  }
+  std::uint64_t Position(int w) const { return workers_.Position(w); }
+  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
+  std::uint64_t Samples() const { return workers_.Samples(); }
   // The shared model read with relaxed atomic loads: safe beside the workers (LiveModel).
   static constexpr bool kSnapshotWhileRunning = true;
   void Snapshot(std::span<float> out) const {
@@ -182,7 +175,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   }
 
  private:
-  struct Worker : ShardWorker<M> {
+  struct State : ShardWorker<M> {
     std::vector<D> values;   // the shard's values on the data grid (index/labels from shard)
     std::vector<T> local;    // dense kernel: this step's copy of the model
     RoundingStream stream;
@@ -232,7 +225,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   }
 
   // Dense rows: the model moves in 64-bit words through a local copy; dot and update vectorise.
-  void DenseStep(Worker& self, std::uint32_t r, float eta) {
+  void DenseStep(State& self, std::uint32_t r, float eta) {
     const std::size_t d = model_.NumParams();
     const D* x = self.values.data() + static_cast<std::size_t>(r) * d;
     T* local = self.local.data();
@@ -269,7 +262,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   }
 
   // Sparse rows: per-coordinate relaxed loads and stores of the touched coordinates.
-  void SparseStep(Worker& self, std::uint32_t r, float eta) {
+  void SparseStep(State& self, std::uint32_t r, float eta) {
     const SparseRow row = self.shard.Row(r);
     const std::uint64_t begin = self.shard.row_ptr()[r];
     Acc dot = 0;
@@ -299,7 +292,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   // The shared model on its grid: coordinate u is the (u % kPerWord)-th T in word u / kPerWord.
   // W/R: every worker (relaxed, see the top); the coordinator between epochs.
   std::vector<std::uint64_t> words_;
-  std::vector<Worker> workers_;
+  WorkerSet<State> workers_;
 };
 
 }  // namespace corral::internal

@@ -1,5 +1,6 @@
+// Over 300 lines: most of it is the header comment, the concurrency argument the code relies on.
 // AD-PSGD (Lian et al. 2018, "Asynchronous Decentralized Parallel Stochastic Gradient
-// Descent", Alg. 1) under RunShared (DESIGN.md §2): no rounds, nobody waits for a neighbour.
+// Descent", Alg. 1) under Coordinate (DESIGN.md §2): no rounds, nobody waits for a neighbour.
 //
 // Worker i owns a replica x_i (first-touched on its own thread) and repeats over its shard:
 //   g = grad f(x_i; batch)           at x_i as it is now: neighbours may be averaging into it
@@ -69,37 +70,36 @@
 #include <corral/train.h>
 
 #include "engine/src/compress/compressor.h"
-#include "engine/src/compressed_gossip_setup.h"
-#include "engine/src/dpsgd.h"
-#include "engine/src/mixing.h"
-#include "engine/src/run_shared.h"
-#include "engine/src/shard_worker.h"
+#include "engine/src/modes/compressed_gossip_setup.h"
+#include "engine/src/gossip/mixing.h"
+#include "engine/src/gossip/replica_set.h"
+#include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/describe.h"
+#include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
 
-template <typename M>
+template <Model M>
 class AdpsgdMode {
  public:
   AdpsgdMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt),
-        topology_(MakeTopology(plan.config.topology, plan.threads,
-                               {.groups = NumaGroups(plan.worker_numa)})),
+        topology_(GossipTopology(plan.config, plan.threads, plan.worker_numa)),
         gossip_every_(static_cast<std::uint64_t>(plan.config.gossip_every)),
-        workers_(static_cast<std::size_t>(plan.threads)),
+        workers_(plan.threads),
         slots_(std::make_unique<Slot[]>(static_cast<std::size_t>(plan.threads))) {
-    const std::string spec = ResolvedCompress(plan.config);
-    if (spec != "none") BuildEdges(spec);
+    if (plan.specs.compress != "none") BuildEdges(plan.specs.compress);
   }
 
   void Setup(int w) {
-    State& self = Worker(w);
+    State& self = workers_[w];
     self.Build(model_, plan_.train, w, plan_.threads, Batch());
     self.x.assign(plan_.initial.begin(), plan_.initial.end());  // first touch: NUMA-local
     if (!edges_.empty()) self.diff.resize(self.x.size());
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
-    State& self = Worker(w);
+    State& self = workers_[w];
     self.BeginEpoch(plan_.config.seed, epoch, w, start);
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
@@ -115,37 +115,23 @@ class AdpsgdMode {
       ApplyStep(x, *self.grad, eta);
       Release(w);
       ++self.step;
-      self.steps += count;
+      self.samples += count;
       self.position = k + count;
-      steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+      steps.store(self.samples, std::memory_order_relaxed);  // progress display only
     }
     self.clock += ThreadCpuSeconds() - cpu_start;
   }
 
-  std::uint64_t Position(int w) const { return Worker(w).position; }
-  std::uint64_t EpochLength(int w) const {
-    return ShardBegin(plan_.train.rows(), w + 1, plan_.threads) -
-           ShardBegin(plan_.train.rows(), w, plan_.threads);
-  }
-  std::uint64_t Samples() const {
-    std::uint64_t total = 0;
-    for (const State& s : workers_) total += s.steps;
-    return total;
-  }
-  // The replicas' mean, the model evaluation and checkpoints see.
-  void Snapshot(std::span<float> out) const {
-    std::vector<double> mean(out.size());
-    MeanOf(Replicas(), mean);
-    for (std::size_t u = 0; u < out.size(); ++u) out[u] = static_cast<float>(mean[u]);
-  }
+  std::uint64_t Position(int w) const { return workers_.Position(w); }
+  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
+  std::uint64_t Samples() const { return workers_.Samples(); }
+  void Snapshot(std::span<float> out) const { workers_.Mean(out); }
   // While the workers run (LiveModel): the same mean, read with relaxed atomic loads.
-  void LiveSnapshot(std::span<float> out) const { RelaxedMeanOf(Replicas(), out); }
-  double Consensus() const { return ConsensusDistance(Replicas()); }
+  void LiveSnapshot(std::span<float> out) const { RelaxedMeanOf(workers_.Replicas(), out); }
+  double Consensus() const { return workers_.Consensus(); }
   // The busiest worker's CPU time: the run's time with a core per worker.
   std::optional<double> VirtualSeconds() const {
-    double most = 0;
-    for (const State& s : workers_) most = std::max(most, s.clock);
-    return most;
+    return workers_.Max([](const State& s) { return s.clock; });
   }
   std::uint64_t BytesSent() const {
     std::uint64_t total = 0;
@@ -161,14 +147,10 @@ class AdpsgdMode {
   // White-box counters for tests, read while the workers are parked: pairwise averages
   // started by any worker, and steps that wanted to average but found no free pair.
   std::uint64_t Averages() const {
-    std::uint64_t total = 0;
-    for (const State& s : workers_) total += s.averages;
-    return total;
+    return workers_.Sum([](const State& s) { return s.averages; });
   }
   std::uint64_t SkippedAverages() const {
-    std::uint64_t total = 0;
-    for (const State& s : workers_) total += s.skipped;
-    return total;
+    return workers_.Sum([](const State& s) { return s.skipped; });
   }
   const Topology& topology() const { return topology_; }
   double gamma() const { return gamma_; }
@@ -176,8 +158,24 @@ class AdpsgdMode {
   void Report(TrainResult& result) const {
     if (!edges_.empty()) result.gamma = gamma_;
   }
+  void Describe(TrainResult& r) const {
+    const std::string& compress = plan_.specs.compress;
+    AddSetting(r, "topology", plan_.config.topology);
+    AddSetting(r, "compress", compress);
+    if (compress != "none") AddSetting(r, "gamma", r.gamma);
+    AddSetting(r, "gossip_every", plan_.config.gossip_every);
+    const EvalPoint last = LastPoint(r);
+    if (!last.consensus) return;
+    AddSummaryLine(r, "replicas",
+                   Printf("%s, pairwise averages%s%s, consensus %.3g, virtual time %.2fs",
+                          plan_.config.topology.c_str(),
+                          compress == "none" ? "" : " of compressed differences, ",
+                          compress == "none" ? "" : compress.c_str(), *last.consensus,
+                          last.virtual_s));
+    if (compress != "none") AddSummaryLine(r, "compression", Printf("gamma %.3g", r.gamma));
+  }
   // Worker w's replica: tests set different starting replicas from Setup.
-  std::span<float> Replica(int w) { return Worker(w).x; }
+  std::span<float> Replica(int w) { return workers_[w].x; }
 
  private:
   // Thread safety: owner-only during an epoch (x: see the header); the coordinator reads it
@@ -229,7 +227,7 @@ class AdpsgdMode {
     for (std::size_t t = 0; t < peers.size(); ++t) {
       const int j = peers[(first + t) % peers.size()].worker;
       if (!TryAcquire(j)) continue;
-      const Params xi(self.x), xj(Worker(j).x);
+      const Params xi(self.x), xj(workers_[j].x);
       if (edges_.empty()) {
         for (std::size_t u = 0; u < xi.size(); ++u) {
           const float mean = 0.5f * (xi.Load(u) + xj.Load(u));
@@ -304,15 +302,7 @@ class AdpsgdMode {
         edge_index_[static_cast<std::size_t>(from) * n + static_cast<std::size_t>(to)])];
   }
 
-  std::vector<std::span<const float>> Replicas() const {
-    std::vector<std::span<const float>> replicas;
-    for (const State& s : workers_) replicas.emplace_back(s.x);
-    return replicas;
-  }
-
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
-  State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
-  const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
   Slot& SlotOf(int w) { return slots_[static_cast<std::size_t>(w)]; }
   const Slot& SlotOf(int w) const { return slots_[static_cast<std::size_t>(w)]; }
 
@@ -321,7 +311,7 @@ class AdpsgdMode {
   std::atomic<bool>& halt_;
   const Topology topology_;
   const std::uint64_t gossip_every_;
-  std::vector<State> workers_;
+  ReplicaSet<State> workers_;
   std::unique_ptr<Slot[]> slots_;
   std::deque<Edge> edges_;        // compressed exchange only (stable addresses)
   std::vector<int> edge_index_;   // [from * n + to] -> edges_, -1 where never neighbours

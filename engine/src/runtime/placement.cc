@@ -1,4 +1,4 @@
-#include "engine/src/placement.h"
+#include "engine/src/runtime/placement.h"
 
 #include <hwloc.h>
 

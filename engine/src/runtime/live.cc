@@ -1,4 +1,4 @@
-#include "engine/src/live.h"
+#include "engine/src/runtime/live.h"
 
 #include <algorithm>
 #include <utility>

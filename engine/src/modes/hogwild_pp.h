@@ -1,5 +1,5 @@
 // HOGWILD++ (Zhang, Hsieh, Akella 2016, "HogWild++: A New Mechanism for Decentralized
-// Asynchronous Stochastic Gradient Descent", ICDM) under RunShared (DESIGN.md §2).
+// Asynchronous Stochastic Gradient Descent", ICDM) under Coordinate (DESIGN.md §2).
 //
 // The threads form N groups (clusters); group g shares one replica x_g, first-touched by its
 // first worker, and its threads run HOGWILD! on it (hogwild.h's HogwildSteps: the fused linear
@@ -40,7 +40,7 @@
 // store of 2n: o_g (plain floats, touched only by a holder of g's token) is handed from holder
 // to holder of g with happens-before through the chain of release/acquire pairs around the
 // ring, so o_g needs no atomics. No thread ever waits for the token; a failing worker that
-// holds it just stops the ring until the run ends (RunShared's halt stops everyone anyway).
+// holds it just stops the ring until the run ends (Coordinate's halt stops everyone anyway).
 // Bytes: each sync counts 2 d * 4 bytes to the syncing worker (it writes beta delta into x_n
 // and reads x_n, both across groups).
 #pragma once
@@ -55,9 +55,10 @@
 
 #include <corral/params.h>
 
-#include "engine/src/hogwild.h"
-#include "engine/src/mixing.h"
-#include "engine/src/run_shared.h"
+#include "engine/src/modes/hogwild.h"
+#include "engine/src/gossip/mixing.h"
+#include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/describe.h"
 
 namespace corral::internal {
 
@@ -93,14 +94,14 @@ inline std::vector<int> HogwildPPGroups(int threads, int group_size, const std::
   return group;
 }
 
-template <typename M>
+template <Model M>
 class HogwildPPMode {
  public:
   HogwildPPMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt),
         group_of_(HogwildPPGroups(plan.threads, plan.config.group_size, plan.worker_numa)),
         groups_(static_cast<std::size_t>(*std::max_element(group_of_.begin(), group_of_.end()) + 1)),
-        workers_(static_cast<std::size_t>(plan.threads)) {
+        workers_(plan.threads) {
     const int n = Groups();
     beta_ = static_cast<float>(HogwildPPBeta(n));
     lambda_ = static_cast<float>(1 - std::pow(static_cast<double>(beta_), n - 1));
@@ -114,22 +115,12 @@ class HogwildPPMode {
     }
     // Workers look at the token every `chunk_` samples: often enough to hold it about K.
     chunk_ = static_cast<std::size_t>(std::clamp<std::uint64_t>(hold_ / 4, 1, 256));
-    if constexpr (kIsLinear<M>) {
-      if (batch == 1) {
-        head_ = ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords,
-                              HotUpdatesPerSync(plan.config.hot_sync));
-      }
-    }
+    head_ = PlanHotHead(model, plan);
   }
 
   void Setup(int w) {
-    State& self = Worker(w);
-    self.Build(model_, plan_.train, w, plan_.threads, Batch());
-    if (!head_.empty()) {
-      // Never exclusive: the ring writes the group's replica too.
-      self.hot.Build(self.shard, head_, false);
-      self.shard = Dataset();  // the split rows hold everything the fused loop reads
-    }
+    State& self = workers_[w];
+    BuildHotWorker(self, model_, plan_, w, head_, false);  // never exclusive: the ring writes too
     const int g = GroupOf(w);
     if (FirstOf(g) == w) {  // first touch of the group's replica and snapshot by its first worker
       groups_[static_cast<std::size_t>(g)].x.assign(plan_.initial.begin(), plan_.initial.end());
@@ -138,7 +129,7 @@ class HogwildPPMode {
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
-    State& self = Worker(w);
+    State& self = workers_[w];
     self.BeginEpoch(plan_.config.seed, epoch, w, start);
     const int g = GroupOf(w);
     const Params x(groups_[static_cast<std::size_t>(g)].x);
@@ -152,39 +143,35 @@ class HogwildPPMode {
     if (self.holding) Pass(self, g);  // the others may go on while this worker is parked
   }
 
-  std::uint64_t Position(int w) const { return Worker(w).position; }
-  std::uint64_t EpochLength(int w) const {
-    return ShardBegin(plan_.train.rows(), w + 1, plan_.threads) -
-           ShardBegin(plan_.train.rows(), w, plan_.threads);
-  }
-  std::uint64_t Samples() const {
-    std::uint64_t total = 0;
-    for (const State& s : workers_) total += s.steps;
-    return total;
-  }
+  std::uint64_t Position(int w) const { return workers_.Position(w); }
+  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
+  std::uint64_t Samples() const { return workers_.Samples(); }
   // The group replicas' mean.
   void Snapshot(std::span<float> out) const {
-    std::vector<double> mean(out.size());
-    MeanOf(Replicas(), mean);
-    for (std::size_t u = 0; u < out.size(); ++u) out[u] = static_cast<float>(mean[u]);
+    MeanInto(Replicas(), out);
   }
   // While the workers run (LiveModel): the same mean, read with relaxed atomic loads.
   void LiveSnapshot(std::span<float> out) const { RelaxedMeanOf(Replicas(), out); }
   double Consensus() const { return ConsensusDistance(Replicas()); }
   std::uint64_t BytesSent() const {
-    std::uint64_t total = 0;
-    for (const State& s : workers_) total += s.sent;
-    return total;
+    return workers_.Sum([](const State& s) { return s.sent; });
   }
   std::uint64_t BytesSentMax() const {
-    std::uint64_t most = 0;
-    for (const State& s : workers_) most = std::max(most, s.sent);
-    return most;
+    return workers_.Max([](const State& s) { return s.sent; });
   }
 
-  void Report(TrainResult& result) const {
-    result.hot_coords = static_cast<int>(head_.coordinate.size());
-    result.hot_sync = static_cast<int>(head_.updates);
+  void Report(TrainResult& result) const { ReportHotHead(head_, result); }
+  void Describe(TrainResult& r) const {
+    DescribeHotHead(r);
+    AddSetting(r, "group_size", plan_.config.group_size);
+    AddSetting(r, "gossip_every", plan_.config.gossip_every);
+    const EvalPoint last = LastPoint(r);
+    if (last.consensus) {
+      const int size = plan_.config.group_size;
+      AddSummaryLine(r, "replicas", Printf("groups of %s threads on a token ring, consensus %.3g",
+                                           size > 0 ? std::to_string(size).c_str() : "a NUMA node's",
+                                           *last.consensus));
+    }
   }
 
   // For tests and reports, read while the workers are parked.
@@ -219,7 +206,7 @@ class HogwildPPMode {
   void Ring(State& self, int g) {
     if (Groups() == 1) return;
     if (self.holding) {
-      if (self.steps >= self.pass_at) Pass(self, g);
+      if (self.samples >= self.pass_at) Pass(self, g);
       return;
     }
     const auto mine = static_cast<std::uint32_t>(2 * g);
@@ -234,7 +221,7 @@ class HogwildPPMode {
     ++self.syncs;
     self.sent += 2 * groups_[static_cast<std::size_t>(g)].old.size() * sizeof(float);
     self.holding = true;
-    self.pass_at = self.steps + hold_;
+    self.pass_at = self.samples + hold_;
   }
 
   void Pass(State& self, int g) {
@@ -269,8 +256,6 @@ class HogwildPPMode {
     return replicas;
   }
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
-  State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
-  const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
 
   const M& model_;
   const RunPlan& plan_;
@@ -278,7 +263,7 @@ class HogwildPPMode {
   const std::vector<int> group_of_;
   HotHead head_;  // fused linear loop: coordinates each worker keeps a private copy of
   std::vector<Group> groups_;
-  std::vector<State> workers_;
+  WorkerSet<State> workers_;
   float beta_ = 1;
   float lambda_ = 0;
   std::uint64_t hold_ = 1;   // samples a holder keeps the token after its sync (K)

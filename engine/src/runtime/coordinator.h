@@ -1,4 +1,5 @@
-// The coordinator loop every shared-model mode runs under: epochs, evaluation, stopping rules,
+// Over 300 lines: the Mode contract, the run plan and the one loop every mode runs under, kept beside each other.
+// The coordinator loop every mode runs under (Coordinate): epochs, evaluation, stopping rules,
 // metrics, progress, checkpoints and failure handling. A mode supplies only what its workers do.
 //
 // A Mode has (all but the worker calls run on the coordinator while the workers are parked):
@@ -17,6 +18,8 @@
 //   std::optional<double> VirtualSeconds() const;        // modelled time; nullopt: train_s
 //   std::optional<double> CompressRelError();            // mean |Q(z)-z|/|z| since last call
 //   void Report(TrainResult& result) const;              // warnings and settings it chose
+//   void Describe(TrainResult& result) const;            // at the end: its settings and summary
+//                                                        //   lines (describe.h)
 // Workers stop early (within one step) when `halt` is set: by the coordinator on a time limit
 // or cancellation, or by a failing worker.
 #pragma once
@@ -34,13 +37,14 @@
 #include <corral/topology.h>
 #include <corral/train.h>
 
-#include "engine/src/crew.h"
-#include "engine/src/divergence.h"
-#include "engine/src/evaluate.h"
-#include "engine/src/live.h"
-#include "engine/src/lr_search.h"
-#include "engine/src/metrics.h"
-#include "engine/src/placement.h"
+#include "engine/src/channel/link.h"
+#include "engine/src/runtime/crew.h"
+#include "engine/src/runtime/divergence.h"
+#include "engine/src/runtime/evaluate.h"
+#include "engine/src/runtime/live.h"
+#include "engine/src/runtime/lr_search.h"
+#include "engine/src/runtime/metrics.h"
+#include "engine/src/runtime/placement.h"
 
 namespace corral::internal {
 
@@ -48,7 +52,7 @@ double PeakRssMb();
 
 // The --topology a run of `config` gossips over, or "" when its algorithm has none (hogwild,
 // local's fixed complete graph, ...). Defined in train.cc.
-std::string GossipTopology(const TrainConfig& config);
+std::string CheckpointTopology(const TrainConfig& config);
 
 // What keeps a W from averaging, each a message naming the topology: a row that is not
 // stochastic (a negative entry, or entries that do not sum to 1), a disconnected graph.
@@ -71,13 +75,26 @@ inline void CheckResumable(const std::string& path, const TrainingState& saved,
   compare("--algo", std::string(ToString(saved.algorithm)), std::string(ToString(config.algorithm)));
   compare("--threads", std::to_string(saved.threads), std::to_string(threads));
   compare("--batch", std::to_string(saved.batch), std::to_string(config.batch));
-  if (saved.topology) compare("--topology", or_none(*saved.topology), or_none(GossipTopology(config)));
+  if (saved.topology) compare("--topology", or_none(*saved.topology), or_none(CheckpointTopology(config)));
   if (saved.compress) compare("--compress", *saved.compress, ResolvedCompress(config));
   if (differences.empty()) return;
   throw Error(ErrorCode::kBadConfig,
               path + ": cannot resume: the checkpoint was written with " + differences +
                   "; a resumed run needs the same --algo, --threads, --batch, --topology and "
                   "--compress (or train afresh without --resume)");
+}
+
+// The run's specs, parsed once (TrainConfig::Validate checks a config by parsing them too):
+// modes take them from the plan and never parse a spec themselves.
+struct RunSpecs {
+  std::string compress;            // ResolvedCompress: --compress or the algorithm's default
+  std::optional<LinkSpec> link;    // --link; none: infinitely fast links
+  LinkMode link_mode = LinkMode::kVirtual;
+};
+inline RunSpecs ParseRunSpecs(const TrainConfig& config) {
+  RunSpecs specs{.compress = ResolvedCompress(config), .link_mode = ParseLinkMode(config.link_mode)};
+  if (!config.link.empty()) specs.link = ParseLinkSpec(config.link);
+  return specs;
 }
 
 // What a mode is built from: the run's resolved settings and starting point.
@@ -91,6 +108,7 @@ struct RunPlan {
   std::vector<std::uint64_t> start;  // per worker, samples of first_epoch already done
   std::vector<int> worker_numa;      // per worker, its NUMA node (-1 unknown): hierarchical gossip
   bool live = false;                 // a LiveModel reads the model while it trains
+  RunSpecs specs;                    // compressor, links
   float EpochLr(int epoch) const {
     return lr * std::pow(config.lr_decay, static_cast<float>(epoch));
   }
@@ -127,7 +145,7 @@ void EvaluateInto(const M& model, std::span<const float> w, const Dataset& train
 template <typename M>
 RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config, int threads,
                 std::size_t search_batch, bool& lr_searched) {
-  RunPlan plan{.train = train, .config = config, .threads = threads};
+  RunPlan plan{.train = train, .config = config, .threads = threads, .specs = ParseRunSpecs(config)};
   lr_searched = false;
   if (!config.resume_path.empty()) {
     SavedModel saved = LoadModel(config.resume_path);
@@ -166,8 +184,8 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
   return plan;
 }
 
-template <typename M, typename Mode>
-TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr_searched,
+template <Model M, typename Mode>
+TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool lr_searched,
                       float l2, const TrainObserver& observer) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -358,12 +376,13 @@ TrainResult RunShared(const M& model, const Dataset* test, RunPlan plan, bool lr
   result.state.lr = plan.lr;
   result.state.lr_decay = config.lr_decay;
   result.state.batch = config.batch;
-  result.state.topology = GossipTopology(config);
+  result.state.topology = CheckpointTopology(config);
   result.state.compress = ResolvedCompress(config);
   result.state.train_s = train_s;
   result.state.samples = result.samples;
   result.params = std::move(snapshot);
   live.Finish(result.params);
+  if constexpr (requires { mode.Describe(result); }) mode.Describe(result);
   metrics.WriteSummary(config, result);
   if (!metrics.failure().empty()) result.warnings.push_back(metrics.failure());
   return result;

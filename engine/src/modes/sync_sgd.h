@@ -38,24 +38,19 @@
 
 #include "engine/src/channel/link.h"
 #include "engine/src/compress/compressor.h"
-#include "engine/src/mixing.h"
-#include "engine/src/run_shared.h"
-#include "engine/src/shard_worker.h"
+#include "engine/src/gossip/mixing.h"
+#include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
 
-template <typename M>
+template <Model M>
 class SyncMode {
  public:
   SyncMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_),
-        workers_(static_cast<std::size_t>(plan.threads)), barrier_(plan.threads, Decide{this}) {
-    std::size_t longest = 0;
-    for (int w = 0; w < plan.threads; ++w) {
-      longest = std::max(longest, ShardBegin(plan.train.rows(), w + 1, plan.threads) -
-                                      ShardBegin(plan.train.rows(), w, plan.threads));
-    }
-    steps_per_epoch_ = (longest + Batch() - 1) / Batch();
+        workers_(plan.threads), barrier_(plan.threads, Decide{this}) {
+    steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.threads, Batch());
     // The workers take every step together: resumed at different steps, the ones that finish
     // first would leave the others waiting at the barrier forever. A sync checkpoint saves
     // equal positions; unequal ones mean a damaged file.
@@ -69,27 +64,26 @@ class SyncMode {
       }
     }
     if (plan.config.algorithm == Algorithm::kQsgd) {
-      MakeCompressor(ResolvedCompress(plan.config), 1);  // reject a bad spec before the workers start
+      MakeCompressor(plan.specs.compress, 1);  // reject a bad spec before the workers start
     }
-    if (!plan.config.link.empty()) {
-      const LinkSpec spec = ParseLinkSpec(plan.config.link);
-      for (int w = 0; w < plan.threads; ++w) links_.emplace_back(spec, plan.threads);
+    if (plan.specs.link) {
+      for (int w = 0; w < plan.threads; ++w) links_.emplace_back(*plan.specs.link, plan.threads);
     }
   }
 
   void Setup(int w) {
-    State& self = Worker(w);
+    State& self = workers_[w];
     self.Build(model_, plan_.train, w, plan_.threads, Batch());
     self.rows.resize(Batch());
     if (plan_.config.algorithm == Algorithm::kQsgd) {
       const std::size_t dim = Dim(*self.grad);
-      self.codec = MakeCompressor(ResolvedCompress(plan_.config), dim);
+      self.codec = MakeCompressor(plan_.specs.compress, dim);
       self.wire.resize(self.codec->WireBytes(dim));
     }
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
-    State& self = Worker(w);
+    State& self = workers_[w];
     self.BeginEpoch(plan_.config.seed, epoch, w, start);
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
@@ -116,31 +110,23 @@ class SyncMode {
       if (stop_) break;
       Reduce(w, eta);
       barrier_.arrive_and_wait();  // B: the model is updated
-      self.steps += batch;
+      self.samples += batch;
       self.position = (s + 1) * batch;
-      steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+      steps.store(self.samples, std::memory_order_relaxed);  // progress display only
     }
   }
 
-  std::uint64_t Position(int w) const { return Worker(w).position; }
+  std::uint64_t Position(int w) const { return workers_.Position(w); }
   std::uint64_t EpochLength(int /*w*/) const { return steps_per_epoch_ * Batch(); }
-  std::uint64_t Samples() const {
-    std::uint64_t total = 0;
-    for (const auto& worker : workers_) total += worker.steps;
-    return total;
-  }
+  std::uint64_t Samples() const { return workers_.Samples(); }
   // The shared model read with relaxed atomic loads: safe beside the workers (LiveModel).
   static constexpr bool kSnapshotWhileRunning = true;
   void Snapshot(std::span<float> out) const { w_.CopyTo(out); }
   std::uint64_t BytesSent() const {
-    std::uint64_t total = 0;
-    for (const auto& worker : workers_) total += worker.bytes_sent;
-    return total;
+    return workers_.Sum([](const State& s) { return s.bytes_sent; });
   }
   std::uint64_t BytesSentMax() const {
-    std::uint64_t most = 0;
-    for (const auto& worker : workers_) most = std::max(most, worker.bytes_sent);
-    return most;
+    return workers_.Max([](const State& s) { return s.bytes_sent; });
   }
   // With --link: the parameter server's virtual clock; otherwise nullopt (wall time).
   std::optional<double> VirtualSeconds() const {
@@ -220,7 +206,7 @@ class SyncMode {
         }
       }
     } else {
-      const float shrink = 1.0f / (1.0f + eta * Worker(w).grad->l2);
+      const float shrink = 1.0f / (1.0f + eta * workers_[w].grad->l2);
       for (std::size_t u = lo; u < hi; ++u) {
         float sum = 0;
         for (const State& from : workers_) sum += from.grad->grad[u];
@@ -230,15 +216,13 @@ class SyncMode {
   }
 
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
-  State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
-  const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
 
   const M& model_;
   const RunPlan& plan_;
   std::atomic<bool>& halt_;
   std::vector<float> storage_;
   Params w_;
-  std::vector<State> workers_;
+  WorkerSet<State> workers_;
   std::size_t steps_per_epoch_ = 0;
   std::barrier<Decide> barrier_;
   bool stop_ = false;  // W: barrier completion; R: workers after the barrier (it orders both)

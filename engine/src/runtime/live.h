@@ -53,7 +53,7 @@ class LiveAttachment {
   LiveModel::Impl* impl_ = nullptr;
 };
 
-// Copies of the replicas for snapshots, served by their owners (ReplicaMode). A requester
+// Copies of the replicas for snapshots, served by their owners (DpsgdMode). A requester
 // bumps `request_`; each worker polls it once per step (one relaxed load: a late look costs a
 // step) and, when it changed, copies its replica into its slot under `mutex_`. A worker between
 // epochs has parked a copy of its replica, so nobody waits for a worker that is not stepping.

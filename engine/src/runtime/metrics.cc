@@ -1,8 +1,9 @@
-#include "engine/src/metrics.h"
+#include "engine/src/runtime/metrics.h"
 
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -81,44 +82,14 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
   if (last.test_loss) j["test_loss"] = *last.test_loss;
   if (last.test_acc) j["test_acc"] = *last.test_acc;
   if (last.test_rmse) j["test_rmse"] = *last.test_rmse;
-  if (config.algorithm == Algorithm::kDpsgd || config.algorithm == Algorithm::kLocal) {
-    // The replica settings that shaped the run (local: always an exact average after a step).
-    const bool local = config.algorithm == Algorithm::kLocal;
-    j["topology"] = local ? "complete" : config.topology;
-    j["mix_order"] = ToString(local ? MixOrder::kStepThenMix : config.mix_order);
-    j["gossip_every"] = config.gossip_every;
-    j["link"] = config.link;
-    j["link_mode"] = config.link_mode;
-    if (last.consensus) j["consensus"] = *last.consensus;
+  // The algorithm's own settings (each mode describes itself) and, for replica modes, how far
+  // apart the replicas ended and how much compression erred.
+  for (const ModeSetting& setting : r.settings) {
+    std::visit([&](const auto& value) { j[setting.key] = value; }, setting.value);
   }
-  if (config.algorithm == Algorithm::kDcd || config.algorithm == Algorithm::kEcd ||
-      config.algorithm == Algorithm::kChoco) {
-    j["topology"] = config.topology;
-    j["compress"] = ResolvedCompress(config);
-    j["gossip_every"] = config.gossip_every;
-    j["link"] = config.link;
-    j["link_mode"] = config.link_mode;
-    if (config.algorithm == Algorithm::kChoco) j["gamma"] = r.gamma;
-    if (last.consensus) j["consensus"] = *last.consensus;
-    if (last.compress_rel_error) j["compress_rel_error"] = *last.compress_rel_error;
-  }
-  if (config.algorithm == Algorithm::kAdpsgd) {
-    j["topology"] = config.topology;
-    j["compress"] = ResolvedCompress(config);
-    if (j["compress"] != "none") j["gamma"] = r.gamma;
-  }
+  if (last.consensus) j["consensus"] = *last.consensus;
+  if (last.compress_rel_error) j["compress_rel_error"] = *last.compress_rel_error;
   if (!r.warnings.empty()) j["warnings"] = r.warnings;
-  if (config.algorithm == Algorithm::kHogwild || config.algorithm == Algorithm::kHogwildPP) {
-    j["hot_coords"] = r.hot_coords;
-    j["hot_sync"] = r.hot_sync;
-  }
-  if (config.algorithm == Algorithm::kAdpsgd || config.algorithm == Algorithm::kHogwildPP) {
-    // The asynchronous replica settings (hogwild++ always syncs over its ring of groups).
-    if (config.algorithm == Algorithm::kAdpsgd) j["topology"] = config.topology;
-    if (config.algorithm == Algorithm::kHogwildPP) j["group_size"] = config.group_size;
-    j["gossip_every"] = config.gossip_every;
-    if (last.consensus) j["consensus"] = *last.consensus;
-  }
   Put(j.dump());
 }
 

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/src/placement.h"
+#include "engine/src/runtime/placement.h"
 
 namespace corral::internal {
 

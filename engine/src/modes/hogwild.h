@@ -24,10 +24,11 @@
 
 #include <corral/step.h>
 
-#include "engine/src/hot_head.h"
-#include "engine/src/linear_step.h"
-#include "engine/src/run_shared.h"
-#include "engine/src/shard_worker.h"
+#include "engine/src/modes/hot_head.h"
+#include "engine/src/modes/linear_step.h"
+#include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/describe.h"
+#include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
 
@@ -92,9 +93,9 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
             until_sync = HotHead::kSyncBase;
           }
         }
-        self.steps += end - self.position;
+        self.samples += end - self.position;
         self.position = end;
-        steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+        steps.store(self.samples, std::memory_order_relaxed);  // progress display only
         between();
       }
       if (head != nullptr) self.hot.SyncAll(w);
@@ -106,42 +107,74 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
     const std::size_t count = std::min(batch, order.size() - k);
     model.Gradient(w, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
     ApplyStep(w, *self.grad, eta);
-    const std::uint64_t before = self.steps;
-    self.steps += count;
+    const std::uint64_t before = self.samples;
+    self.samples += count;
     self.position = k + count;
-    if (self.steps / chunk != before / chunk) {
-      steps.store(self.steps, std::memory_order_relaxed);  // progress display only
+    if (self.samples / chunk != before / chunk) {
+      steps.store(self.samples, std::memory_order_relaxed);  // progress display only
       between();
     }
   }
-  steps.store(self.steps, std::memory_order_relaxed);
+  steps.store(self.samples, std::memory_order_relaxed);
 }
 
-template <typename M, bool kLocked>
+// The hot head of hogwild and hogwild++: for a linear model at batch 1 (the fused loop), the
+// coordinates each worker keeps a private copy of; empty otherwise.
+template <typename M>
+HotHead PlanHotHead(const M& model, const RunPlan& plan) {
+  if constexpr (kIsLinear<M>) {
+    if (plan.config.batch == 1) {
+      return ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords,
+                           HotUpdatesPerSync(plan.config.hot_sync));
+    }
+  }
+  return {};
+}
+
+// Worker w's shard, split into the head's private copy and the rows the fused loop reads
+// when there is a head. On the worker's own thread (first touch).
+template <typename M, typename State>
+void BuildHotWorker(State& self, const M& model, const RunPlan& plan, int w, const HotHead& head,
+                    bool exclusive) {
+  self.Build(model, plan.train, w, plan.threads, static_cast<std::size_t>(plan.config.batch));
+  if (!head.empty()) {
+    self.hot.Build(self.shard, head, exclusive);
+    self.shard = Dataset();  // the split rows hold everything the fused loop reads
+  }
+}
+
+inline void ReportHotHead(const HotHead& head, TrainResult& result) {
+  result.hot_coords = static_cast<int>(head.coordinate.size());
+  result.hot_sync = static_cast<int>(head.updates);
+}
+
+// The hot head's settings and summary line (hogwild, hogwild++), from what Report set.
+inline void DescribeHotHead(TrainResult& r) {
+  AddSetting(r, "hot_coords", r.hot_coords);
+  AddSetting(r, "hot_sync", r.hot_sync);
+  if (r.hot_coords > 0) {
+    AddSummaryLine(r, "hot coords",
+                   Printf("%d with a private copy per worker, synced after ~%d updates each",
+                          r.hot_coords, r.hot_sync));
+  }
+}
+
+template <Model M, bool kLocked>
 class HogwildMode {
  public:
   HogwildMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_),
-        workers_(static_cast<std::size_t>(plan.threads)) {
-    if constexpr (kIsLinear<M> && !kLocked) {
-      if (Batch() == 1) {
-        head_ = ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords,
-                              HotUpdatesPerSync(plan.config.hot_sync));
-      }
-    }
+        workers_(plan.threads) {
+    if constexpr (!kLocked) head_ = PlanHotHead(model, plan);
   }
 
   void Setup(int w) {
-    State& self = Worker(w);
-    self.Build(model_, plan_.train, w, plan_.threads, Batch());
-    if (!head_.empty()) {
-      self.hot.Build(self.shard, head_, plan_.threads == 1);
-      self.shard = Dataset();  // the split rows hold everything the fused loop reads
-    }
+    State& self = workers_[w];
+    BuildHotWorker(self, model_, plan_, w, head_, plan_.threads == 1);
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
-    State& self = Worker(w);
+    State& self = workers_[w];
     self.BeginEpoch(plan_.config.seed, epoch, w, start);
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
@@ -158,41 +191,32 @@ class HogwildMode {
           model_.Gradient(w_, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
           ApplyStep(w_, *self.grad, eta);
         }
-        const std::uint64_t before = self.steps;
-        self.steps += count;
+        const std::uint64_t before = self.samples;
+        self.samples += count;
         self.position = k + count;
         // Publish progress about every kChunk samples (a relaxed store: a display only).
-        if (self.steps / kChunk != before / kChunk) steps.store(self.steps, std::memory_order_relaxed);
+        if (self.samples / kChunk != before / kChunk) steps.store(self.samples, std::memory_order_relaxed);
       }
-      steps.store(self.steps, std::memory_order_relaxed);
+      steps.store(self.samples, std::memory_order_relaxed);
     }
   }
 
-  std::uint64_t Position(int w) const { return Worker(w).position; }
-  std::uint64_t EpochLength(int w) const {
-    return ShardBegin(plan_.train.rows(), w + 1, plan_.threads) -
-           ShardBegin(plan_.train.rows(), w, plan_.threads);
-  }
-  std::uint64_t Samples() const {
-    std::uint64_t total = 0;
-    for (const auto& worker : workers_) total += worker.steps;
-    return total;
-  }
+  std::uint64_t Position(int w) const { return workers_.Position(w); }
+  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
+  std::uint64_t Samples() const { return workers_.Samples(); }
   // The shared model read with relaxed atomic loads: safe beside the workers (LiveModel).
   static constexpr bool kSnapshotWhileRunning = true;
   void Snapshot(std::span<float> out) const { w_.CopyTo(out); }
   std::uint64_t BytesSent() const { return 0; }
   std::uint64_t BytesSentMax() const { return 0; }
-  void Report(TrainResult& result) const {
-    result.hot_coords = static_cast<int>(head_.coordinate.size());
-    result.hot_sync = static_cast<int>(head_.updates);
+  void Report(TrainResult& result) const { ReportHotHead(head_, result); }
+  void Describe(TrainResult& r) const {
+    if constexpr (!kLocked) DescribeHotHead(r);
   }
 
  private:
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
   using State = HogwildWorker<M>;
-  State& Worker(int w) { return workers_[static_cast<std::size_t>(w)]; }
-  const State& Worker(int w) const { return workers_[static_cast<std::size_t>(w)]; }
 
   const M& model_;
   const RunPlan& plan_;
@@ -200,7 +224,7 @@ class HogwildMode {
   std::vector<float> storage_;
   Params w_;
   HotHead head_;
-  std::vector<State> workers_;
+  WorkerSet<State> workers_;
   std::mutex mutex_;  // locked only: held around each gradient and update
 };
 

@@ -1,4 +1,4 @@
-#include "engine/src/crew.h"
+#include "engine/src/runtime/crew.h"
 
 #include <chrono>
 #include <string>

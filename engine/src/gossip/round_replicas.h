@@ -1,0 +1,249 @@
+// What the synchronous replica modes share (DESIGN.md §2, §5): D-PSGD and local SGD
+// (modes/dpsgd.h), DCD-PSGD, ECD-PSGD and CHOCO-SGD (modes/compressed_gossip.h). A mode
+// derives from RoundReplicas, supplies its per-worker State (a RoundWorker plus its memories)
+// and what a step does after the gradient; RoundReplicas owns the rest: the topology, links and
+// transport built once from the run plan, the workers' common setup, the epoch loop, and what
+// the coordinator reads (positions, samples, the replicas' mean, consensus, virtual time, bytes).
+//
+// Every worker owns a replica x_i, allocated and first-touched on its own thread (NUMA-local).
+// A step draws `--batch` rows of the worker's shard and computes g_i at x_i; the mode then
+// steps and, on round steps, exchanges one message with the recipients of its topology row
+// (ExchangeRound, gossip_round.h: no global barrier, a worker waits only for its neighbours).
+// Memory: the transport keeps 2 message slots per directed edge, on the receiver.
+//
+// Rounds line up because every worker takes the same number of steps per epoch (the longest
+// shard's, shorter shards wrap around as in sync) and the same schedule of rounds.
+//
+// Virtual time (DESIGN.md §5). Each worker's clock advances by its thread's CPU time for its
+// compute (gradient, step, mixing) and by modelled communication: a message's due time is
+// LinkModel::Send(clock at send, ...), and a receiver's clock becomes max(own, due) for every
+// message it mixes. Without --link the links are infinitely fast (due = the sender's clock),
+// so the clock is compute time plus waiting for slower neighbours. In realtime link mode the
+// transport holds messages until their wall-clock due time and virtual_s is the wall time.
+//
+// Failure and stopping. A worker that throws aborts the transport before its exception leaves
+// the epoch: neighbours blocked in Send or Receive return at once and leave quietly, and the
+// thrower's error is the one Crew reports. A worker that sees `halt` (time limit, cancellation,
+// a failed worker) aborts the transport too, so nobody waits for a round that will not come;
+// the run then ends after this epoch (the coordinator always does on halt). A round whose
+// messages did not all arrive is not applied: every replica stays a consistent model.
+// Resume happens at epoch boundaries only: workers stopped by halt sit at different rounds, so
+// a partial epoch reports position 0 for every worker (and the epoch ignores a saved `start`);
+// the resumed run repeats that epoch from its start, from the mean model the checkpoint holds.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <corral/error.h>
+#include <corral/params.h>
+#include <corral/topology.h>
+
+#include "engine/src/channel/link.h"
+#include "engine/src/channel/shm_transport.h"
+#include "engine/src/gossip/gossip_round.h"
+#include "engine/src/gossip/mixing.h"
+#include "engine/src/gossip/replica_set.h"
+#include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/describe.h"
+#include "engine/src/runtime/live.h"
+#include "engine/src/runtime/shard_worker.h"
+
+namespace corral::internal {
+
+// Every directed channel a topology uses over its period: j -> i wherever W_ij != 0.
+inline std::vector<std::pair<int, int>> GossipEdges(const Topology& topology) {
+  std::vector<std::pair<int, int>> edges;
+  for (int t = 0; t < topology.period(); ++t) {
+    for (int i = 0; i < topology.workers(); ++i) {
+      for (const Neighbour& to : topology.Recipients(i, static_cast<std::uint64_t>(t))) {
+        edges.emplace_back(i, to.worker);
+      }
+    }
+  }
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  return edges;
+}
+
+// What every synchronous replica worker keeps.
+// Thread safety: owner-only during an epoch; the coordinator reads it while parked.
+template <typename M>
+struct RoundWorker : ShardWorker<M> {
+  std::vector<float> x;                // the replica x_i
+  std::vector<std::uint32_t> rows;     // this step's mini-batch
+  std::vector<Message> held;           // this round's messages, until applied
+  std::vector<MixSource> sources;      // this round's mixing row
+  std::optional<LinkModel> link;       // this worker's sends (virtual or wall seconds)
+  RoundClock time;                     // virtual seconds
+  std::uint64_t step = 0;              // steps taken in all epochs (equal on all workers)
+  std::uint64_t round = 0;             // rounds done (equal on all workers)
+};
+
+template <Model M, typename State>
+class RoundReplicas {
+ public:
+  // A partial epoch (halt) reports 0 for everyone: replica modes resume at epoch boundaries.
+  std::uint64_t Position(int w) const {
+    for (const State& s : replicas_) {
+      if (s.position < EpochLength(w)) return 0;
+    }
+    return replicas_[w].position;
+  }
+  std::uint64_t EpochLength(int /*w*/) const { return steps_per_epoch_ * Batch(); }
+  std::uint64_t Samples() const { return replicas_.Samples(); }
+  void Snapshot(std::span<float> out) const { replicas_.Mean(out); }
+  // The replicas' mean while the workers run (LiveModel): each replica copied by its owner at
+  // a step boundary (see live.h), averaged exactly as Snapshot does.
+  void LiveSnapshot(std::span<float> out) {
+    tap_.Collect([&](std::span<const std::span<const float>> replicas) { MeanInto(replicas, out); });
+  }
+  double Consensus() const { return replicas_.Consensus(); }
+  // The busiest worker's virtual clock; nullopt in realtime link mode (wall time is real).
+  std::optional<double> VirtualSeconds() const {
+    if (plan_.specs.link_mode == LinkMode::kRealtime) return std::nullopt;
+    return replicas_.Max([](const State& s) { return s.time.clock; });
+  }
+  std::uint64_t BytesSent() const {
+    std::uint64_t total = 0;
+    for (int w = 0; w < plan_.threads; ++w) total += transport_->sent_by(w).bytes;
+    return total;
+  }
+  std::uint64_t BytesSentMax() const {
+    std::uint64_t most = 0;
+    for (int w = 0; w < plan_.threads; ++w) most = std::max(most, transport_->sent_by(w).bytes);
+    return most;
+  }
+
+  // White-box views for tests, valid while the workers are parked. Replica(w) may be written
+  // from Setup (tests start from different replicas).
+  std::span<float> Replica(int w) { return replicas_[w].x; }
+  const Topology& topology() const { return topology_; }
+  // Rounds done so far (equal on all workers after an epoch that was not halted).
+  std::uint64_t RoundsDone() const { return replicas_.empty() ? 0 : replicas_[0].round; }
+
+ protected:
+  // `message_bytes`: the largest payload a worker sends in a round.
+  RoundReplicas(const M& model, const RunPlan& plan, std::atomic<bool>& halt,
+                std::size_t message_bytes)
+      : model_(model), plan_(plan), halt_(halt),
+        topology_(GossipTopology(plan.config, plan.threads, plan.worker_numa)),
+        replicas_(plan.threads) {
+    if (message_bytes > (std::size_t{1} << 31)) {
+      throw Error(ErrorCode::kBadConfig, Name() + ": a message of " + std::to_string(message_bytes) +
+                                             " bytes exceeds the transport's 2 GiB limit");
+    }
+    transport_ = std::make_unique<ShmTransport>(
+        ShmTransportConfig{.workers = plan.threads,
+                           .edges = GossipEdges(topology_),
+                           .max_payload_bytes = static_cast<std::uint32_t>(message_bytes),
+                           .link_mode = plan.specs.link_mode});
+    for (int t = 0; t < topology_.period(); ++t) {
+      for (int w = 0; w < plan.threads; ++w) {
+        max_degree_ = std::max(max_degree_, topology_.Neighbours(w, static_cast<std::uint64_t>(t)).size());
+      }
+    }
+    steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.threads, Batch());
+    if (plan.live) tap_.Init(plan.threads, model.NumParams());
+  }
+
+  // Worker w's common setup, on its own thread (first touch: the replica is NUMA-local). The
+  // mode allocates its own memories after it.
+  State& SetupWorker(int w) {
+    State& self = replicas_[w];
+    self.Build(model_, plan_.train, w, plan_.threads, Batch());
+    self.rows.resize(Batch());
+    self.x.assign(plan_.initial.begin(), plan_.initial.end());
+    self.held.reserve(max_degree_);
+    self.sources.reserve(max_degree_ + 1);
+    self.link.emplace(plan_.specs.link.value_or(LinkSpec{}), plan_.threads);  // none: infinitely fast
+    transport_->Bind(w);
+    if (tap_.active()) tap_.Park(w, self.x);
+    return self;
+  }
+
+  // Worker w's epoch: per step the gradient g_i at x_i into self.grad, then `step(self, eta)`,
+  // which applies it and gossips; it returns false when the transport was aborted (another
+  // worker failed or the run halted), which ends the epoch.
+  template <typename Step>
+  void RunEpoch(int w, int epoch, std::atomic<std::uint64_t>& steps, Step&& step) {
+    State& self = replicas_[w];
+    if (tap_.active()) tap_.Unpark(w);
+    try {
+      Loop(self, w, epoch, steps, step);
+    } catch (...) {
+      transport_->Abort();  // wake the neighbours waiting for this worker's messages
+      if (tap_.active()) tap_.Park(w, self.x);
+      throw;
+    }
+    if (tap_.active()) tap_.Park(w, self.x);
+  }
+
+  // Round self.round of worker w: sends `payload` to its recipients and receives its
+  // neighbours' messages into self.held (ExchangeRound). False: aborted, nothing held.
+  bool Exchange(State& self, int w, std::span<const std::byte> payload) {
+    return ExchangeRound(*transport_, topology_, w, self.round, payload, *self.link,
+                         plan_.specs.link_mode, self.time, self.held, Name().c_str());
+  }
+  // The settings every round-based mode ran with, for its Describe.
+  void DescribeRounds(TrainResult& r) const {
+    AddSetting(r, "topology", GossipTopologySpec(plan_.config));
+    AddSetting(r, "gossip_every", plan_.config.gossip_every);
+    AddSetting(r, "link", plan_.config.link);
+    AddSetting(r, "link_mode", plan_.config.link_mode);
+  }
+  // Gives the round's messages back to the transport, once applied.
+  void ReleaseHeld(State& self, int w) { ReleaseAll(*transport_, w, self.held); }
+
+  State& Worker(int w) { return replicas_[w]; }
+  const State& Worker(int w) const { return replicas_[w]; }
+  std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
+  std::string Name() const { return std::string(ToString(plan_.config.algorithm)); }
+
+  const M& model_;
+  const RunPlan& plan_;
+  std::atomic<bool>& halt_;
+  const Topology topology_;
+
+ private:
+  template <typename Step>
+  void Loop(State& self, int w, int epoch, std::atomic<std::uint64_t>& steps, Step& step) {
+    self.BeginEpoch(plan_.config.seed, epoch, w, 0);
+    const float eta = plan_.EpochLr(epoch);
+    const std::size_t batch = Batch();
+    const std::size_t rows = self.order.size();
+    self.time.cpu_mark = ThreadCpuSeconds();
+    for (std::size_t s = 0; s < steps_per_epoch_; ++s) {
+      if (halt_.load(std::memory_order_relaxed)) {
+        transport_->Abort();  // no neighbour may wait for a round this worker will not send
+        break;
+      }
+      if (tap_.active()) tap_.Poll(w, self.x);  // a snapshot request: one copy of x_i
+      for (std::size_t j = 0; j < batch; ++j) self.rows[j] = self.order[(s * batch + j) % rows];
+      model_.Gradient(Params(self.x), self.shard, std::span<const std::uint32_t>(self.rows),
+                      *self.grad, *self.workspace);
+      if (!step(self, eta)) break;  // aborted: another worker failed or the run halted
+      ++self.step;
+      self.samples += batch;
+      self.position = (s + 1) * batch;
+      steps.store(self.samples, std::memory_order_relaxed);  // progress display only
+    }
+    self.time.clock += ThreadCpuSeconds() - self.time.cpu_mark;
+  }
+
+  std::unique_ptr<ShmTransport> transport_;
+  ReplicaSet<State> replicas_;
+  std::size_t max_degree_ = 0;
+  std::size_t steps_per_epoch_ = 0;
+  ReplicaTap tap_;  // LiveModel snapshots; inactive (no copies) without one
+};
+
+}  // namespace corral::internal

@@ -1,0 +1,262 @@
+// The compressed synchronous replica modes under the coordinator (DESIGN.md §2): DCD-PSGD, ECD-PSGD
+// (Tang et al. 2018, Alg. 1 and 2) and CHOCO-SGD (Koloskova et al. 2019). Rounds, halting,
+// failures, virtual time and resume at epoch boundaries are RoundReplicas'
+// (gossip/round_replicas.h), whose header explains them; only what a worker keeps and sends
+// differs. A worker encodes
+// one message per round and sends the same bytes to all its recipients; every decode of those
+// bytes (the sender's own included) gives bit-identical values.
+//
+// Per worker i, with d parameters (memories first-touched by the owner in Setup):
+//   dcd   x_i (== xh_i: the owner's copy of its own replica), xh_j per neighbour.
+//           x_half = sum_j W_ij xh_j - eta g_i(x_i); z = x_half - x_i; send Q(z);
+//           x_i += Q(z); on receipt xh_j += Q(z_j).        Needs --gossip-every 1.
+//   ecd   x_i, yh_i and yh_j per neighbour; round t = 1, 2, ...
+//           x_i(t+1) = sum_j W_ij yh_j(t) - eta g_i(x_i(t));
+//           z = (1 - t/2) x_i(t) + (t/2) x_i(t+1), computed as x_i(t) + (t/2)(x_i(t+1) - x_i(t))
+//           (the written form cancels two terms of size t|x| in float); send Q(z);
+//           yh_j(t+1) = (1 - 2/t) yh_j(t) + (2/t) Q(z_j) for self and neighbours.
+//   choco x_i, xh_i and s_i = sum_j W_ij xh_j (so O(1) vectors, whatever the degree), in the
+//         order of the paper's CHOCO-SGD (Koloskova et al. 2019, Alg. 2; the s_i form is
+//         Koloskova et al. 2020, Alg. 1):
+//           x_i -= eta g_i(x_i); q_i = Q(x_i - xh_i); send q_i; xh_i += q_i;
+//           s_i += sum_j W_ij q_j (self included); x_i += gamma (s_i - xh_i).
+//         An unbiased codec is used as the rescaled operator delta Q (compressor.h), so every
+//         q is applied with DecodeAdd's scale delta. Steps between rounds (--gossip-every K)
+//         are the gradient step alone.
+// Every worker knows the starting point x0, so all memories start at x0 (choco: s_i = x0) and
+// the first message is already a difference. The relative compression error |Q(z) - z| / |z|
+// of the operator applied (choco: delta Q) is averaged over an epoch's messages.
+#pragma once
+
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <corral/params.h>
+#include <corral/step.h>
+#include <corral/topology.h>
+
+#include "engine/src/compress/compressor.h"
+#include "engine/src/gossip/gossip_round.h"
+#include "engine/src/gossip/mixing.h"
+#include "engine/src/gossip/round_replicas.h"
+#include "engine/src/modes/compressed_gossip_setup.h"
+#include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/describe.h"
+
+namespace corral::internal {
+
+// Thread safety: owner-only during an epoch; the coordinator reads it while parked.
+template <typename M>
+struct CompressedGossipWorker : RoundWorker<M> {
+  std::vector<float> mixed;              // dcd: x_half; ecd: x_i(t+1)
+  std::vector<float> z;                  // the vector compressed this round
+  std::vector<float> q;                  // the applied Q(z), for the error measurement
+  std::vector<float> self_hat;           // ecd: yh_i; choco: xh_i
+  std::vector<float> sum_hat;            // choco: s_i
+  std::vector<std::vector<float>> hats;  // dcd, ecd: per neighbour, Neighbours(w) order
+  std::vector<const float*> hat_ptrs;    // hats' data, for the mixing row
+  std::vector<std::byte> wire;           // this round's message
+  std::unique_ptr<Compressor> codec;     // own instance: ef: keeps per-sender state
+  double error_sum = 0;                  // relative errors since the coordinator last read
+  std::uint64_t error_count = 0;
+};
+
+template <Model M>
+class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> {
+  using State = CompressedGossipWorker<M>;
+
+ public:
+  CompressedGossipMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
+      : CompressedGossipMode(model, plan, halt, MakeCompressor(plan.specs.compress, model.NumParams())) {}
+
+  void Setup(int w) {
+    State& self = this->SetupWorker(w);
+    const std::size_t degree = this->topology_.Neighbours(w).size();
+    // First touch on the owner's thread: every memory is NUMA-local.
+    const auto fresh = [&](std::vector<float>& v) { v.assign(this->plan_.initial.begin(), this->plan_.initial.end()); };
+    self.z.assign(dim_, 0.0f);
+    self.q.assign(dim_, 0.0f);
+    if (algo_ != Algorithm::kChoco) {
+      self.mixed.assign(dim_, 0.0f);
+      self.hats.resize(degree);
+      for (std::vector<float>& h : self.hats) fresh(h);
+      for (const std::vector<float>& h : self.hats) self.hat_ptrs.push_back(h.data());
+    }
+    if (algo_ != Algorithm::kDcd) fresh(self.self_hat);
+    if (algo_ == Algorithm::kChoco) fresh(self.sum_hat);
+    self.wire.resize(wire_bytes_);
+    self.codec = MakeCompressor(this->plan_.specs.compress, dim_);
+  }
+
+  void Epoch(int w, int epoch, std::uint64_t /*start: see round_replicas.h*/,
+             std::atomic<std::uint64_t>& steps) {
+    this->RunEpoch(w, epoch, steps, [&](State& self, float eta) {
+      if (algo_ != Algorithm::kChoco) {
+        return algo_ == Algorithm::kDcd ? DcdRound(self, w, eta) : EcdRound(self, w, eta);
+      }
+      ApplyStep(Params(self.x), *self.grad, eta);
+      return (self.step + 1) % gossip_every_ != 0 || ChocoRound(self, w);
+    });
+  }
+
+  // The mean of |Q(z) - z| / |z| over the messages since the last call (zero vectors skipped);
+  // nullopt when none was sent. Coordinator only, while the workers are parked.
+  std::optional<double> CompressRelError() {
+    double sum = 0;
+    std::uint64_t count = 0;
+    for (int w = 0; w < this->plan_.threads; ++w) {
+      State& s = this->Worker(w);
+      sum += s.error_sum;
+      count += s.error_count;
+      s.error_sum = 0;
+      s.error_count = 0;
+    }
+    if (count == 0) return std::nullopt;
+    return sum / static_cast<double>(count);
+  }
+  // The run's warnings and CHOCO's gamma, into the result.
+  void Report(TrainResult& result) const {
+    result.warnings.insert(result.warnings.end(), settled_.warnings.begin(), settled_.warnings.end());
+    result.gamma = settled_.gamma;
+  }
+
+  void Describe(TrainResult& r) const {
+    this->DescribeRounds(r);
+    const RunPlan& plan = this->plan_;
+    AddSetting(r, "compress", plan.specs.compress);
+    if (algo_ == Algorithm::kChoco) AddSetting(r, "gamma", r.gamma);
+    const EvalPoint last = LastPoint(r);
+    if (!last.consensus) return;
+    AddSummaryLine(r, "replicas", Printf("%s, %s, consensus %.3g, virtual time %.2fs",
+                                         plan.config.topology.c_str(), plan.specs.compress.c_str(),
+                                         *last.consensus, last.virtual_s));
+    if (last.compress_rel_error) {
+      AddSummaryLine(r, "compression",
+                     Printf("relative error %.3g", *last.compress_rel_error) +
+                         (algo_ == Algorithm::kChoco ? Printf(", gamma %.3g", r.gamma) : ""));
+    }
+  }
+
+  // White-box views for tests, valid while the workers are parked.
+  // dcd: w's copy xh_j of its k-th neighbour's replica (Neighbours(w) order); ecd: yh_j.
+  std::span<const float> NeighbourMemory(int w, std::size_t k) const { return this->Worker(w).hats[k]; }
+  // ecd: yh_i; choco: xh_i.
+  std::span<const float> OwnMemory(int w) const { return this->Worker(w).self_hat; }
+  // choco: s_i.
+  std::span<const float> MixedMemory(int w) const { return this->Worker(w).sum_hat; }
+  double gamma() const { return settled_.gamma; }
+
+ private:
+  CompressedGossipMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt,
+                       const std::unique_ptr<Compressor>& codec)
+      : RoundReplicas<M, State>(model, plan, halt, codec->WireBytes(model.NumParams())), algo_(plan.config.algorithm),
+        gossip_every_(static_cast<std::uint64_t>(plan.config.gossip_every)),
+        dim_(model.NumParams()),
+        settled_(PlanCompressedGossip(plan.config, this->topology_, *codec, dim_)),
+        scale_(algo_ == Algorithm::kChoco && codec->unbiased() ? static_cast<float>(codec->Delta(dim_)) : 1.0f),
+        wire_bytes_(codec->WireBytes(dim_)) {}
+
+  // Encodes self.z into self.wire, measures the applied operator's error and sends/receives.
+  bool EncodeAndExchange(State& self, int w) {
+    const std::size_t bytes = self.codec->Encode(self.z, self.wire, self.rng);
+    const std::span<const std::byte> message(self.wire.data(), bytes);
+    self.codec->Decode(message, self.q);
+    double err = 0, norm = 0;
+    for (std::size_t u = 0; u < dim_; ++u) {
+      const double e = static_cast<double>(scale_) * self.q[u] - self.z[u];
+      err += e * e;
+      norm += static_cast<double>(self.z[u]) * self.z[u];
+    }
+    if (norm > 0) {
+      self.error_sum += std::sqrt(err / norm);
+      ++self.error_count;
+    }
+    return this->Exchange(self, w, message);
+  }
+
+  std::span<const std::byte> Sent(const State& self) const {
+    return {self.wire.data(), wire_bytes_};
+  }
+
+  // DCD-PSGD (Tang et al. 2018, Alg. 1): send Q(x_half - x); replicas stay bit-identical to
+  // their owners because everyone adds the decode of the same bytes with the same DecodeAdd.
+  bool DcdRound(State& self, int w, float eta) {
+    MixingRow(this->topology_, w, self.round, self.x.data(), self.hat_ptrs, self.sources);
+    Mix(self.sources, self.mixed);
+    ApplyStep(Params(self.mixed), *self.grad, eta);  // x_half
+    for (std::size_t u = 0; u < dim_; ++u) self.z[u] = self.mixed[u] - self.x[u];
+    if (!EncodeAndExchange(self, w)) return false;
+    self.codec->DecodeAdd(Sent(self), 1.0f, self.x);
+    for (std::size_t k = 0; k < self.held.size(); ++k) {
+      self.codec->DecodeAdd(self.held[k].payload, 1.0f, self.hats[k]);
+    }
+    this->ReleaseHeld(self, w);
+    ++self.round;
+    return true;
+  }
+
+  // ECD-PSGD (Tang et al. 2018, Alg. 2): send Q of the extrapolation z; the yh are unbiased
+  // estimates of the neighbours' models whose variance decays as 1/t.
+  bool EcdRound(State& self, int w, float eta) {
+    const double t = static_cast<double>(self.round + 1);
+    MixingRow(this->topology_, w, self.round, self.self_hat.data(), self.hat_ptrs, self.sources);
+    Mix(self.sources, self.mixed);
+    ApplyStep(Params(self.mixed), *self.grad, eta);  // x_i(t+1)
+    const auto half_t = static_cast<float>(t / 2);
+    for (std::size_t u = 0; u < dim_; ++u) {
+      self.z[u] = self.x[u] + half_t * (self.mixed[u] - self.x[u]);
+    }
+    if (!EncodeAndExchange(self, w)) return false;
+    std::swap(self.x, self.mixed);
+    const auto keep = static_cast<float>(1 - 2 / t);
+    const auto take = static_cast<float>(2 / t);
+    const auto update = [&](std::vector<float>& yh, std::span<const std::byte> message) {
+      for (float& v : yh) v *= keep;
+      self.codec->DecodeAdd(message, take, yh);
+    };
+    update(self.self_hat, Sent(self));
+    for (std::size_t k = 0; k < self.held.size(); ++k) update(self.hats[k], self.held[k].payload);
+    this->ReleaseHeld(self, w);
+    ++self.round;
+    return true;
+  }
+
+  // CHOCO-SGD's gossip (after the gradient step): q_i = Q(x_i - xh_i), memories, consensus.
+  bool ChocoRound(State& self, int w) {
+    for (std::size_t u = 0; u < dim_; ++u) self.z[u] = self.x[u] - self.self_hat[u];
+    if (!EncodeAndExchange(self, w)) return false;
+    self.codec->DecodeAdd(Sent(self), scale_, self.self_hat);
+    const std::uint64_t r = self.round;
+    self.codec->DecodeAdd(Sent(self), static_cast<float>(this->topology_.SelfWeight(w, r)) * scale_,
+                          self.sum_hat);
+    const std::span<const Neighbour> in = this->topology_.Neighbours(w, r);
+    for (std::size_t k = 0; k < self.held.size(); ++k) {
+      self.codec->DecodeAdd(self.held[k].payload, static_cast<float>(in[k].weight) * scale_,
+                            self.sum_hat);
+    }
+    this->ReleaseHeld(self, w);
+    const auto gamma = static_cast<float>(settled_.gamma);
+    for (std::size_t u = 0; u < dim_; ++u) {
+      self.x[u] += gamma * (self.sum_hat[u] - self.self_hat[u]);
+    }
+    ++self.round;
+    return true;
+  }
+
+  const Algorithm algo_;
+  const std::uint64_t gossip_every_;
+  const std::size_t dim_;
+  const CompressedGossipPlan settled_;
+  const float scale_;  // choco with an unbiased codec: delta, the rescaled operator's factor
+  const std::size_t wire_bytes_;
+};
+
+}  // namespace corral::internal

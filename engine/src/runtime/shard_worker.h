@@ -1,0 +1,130 @@
+// The per-worker state every shared-model mode starts from: the worker's shard of the rows,
+// its visiting order, gradient buffers and random stream.
+#pragma once
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include <corral/dataset.h>
+#include <corral/rng.h>
+
+#include "engine/src/runtime/crew.h"
+
+namespace corral::internal {
+
+// Epoch e's random stream for worker w depends only on (seed, e, w): a resumed run replays the
+// uninterrupted run's shuffles and rounding bit for bit without saving generator states.
+inline Rng EpochRng(std::uint64_t seed, int epoch, int worker) {
+  const std::uint64_t mixed = seed ^ (0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(epoch + 1));
+  return Rng(mixed, static_cast<std::uint64_t>(worker) + 1);
+}
+
+// Worker w's contiguous share of `rows` rows.
+inline std::size_t ShardBegin(std::size_t rows, int w, int workers) {
+  return rows * static_cast<std::size_t>(w) / static_cast<std::size_t>(workers);
+}
+
+// Samples in worker w's shard of `rows` rows: the epoch of a worker that walks its own shard
+// once (hogwild, locked, buckwild, adpsgd, hogwild++).
+inline std::uint64_t ShardLength(std::size_t rows, int w, int workers) {
+  return ShardBegin(rows, w + 1, workers) - ShardBegin(rows, w, workers);
+}
+
+// Steps of `batch` samples that cover the longest of `workers` shards of `rows` rows: the
+// epoch length of the modes whose workers step together (sync, the round-based replica modes;
+// shorter shards wrap around).
+inline std::size_t StepsPerEpoch(std::size_t rows, int workers, std::size_t batch) {
+  std::size_t longest = 0;
+  for (int w = 0; w < workers; ++w) {
+    longest = std::max(longest, ShardBegin(rows, w + 1, workers) - ShardBegin(rows, w, workers));
+  }
+  return (longest + batch - 1) / batch;
+}
+
+// Asks the memory system for row r's values, indices and label ahead of use. A shuffled epoch
+// visits rows in random order, so without this nearly every row is a cache miss the worker
+// waits for; with it the miss overlaps the samples before it.
+inline void PrefetchRow(const Dataset& data, std::size_t r) {
+  const SparseRow row = data.Row(r);
+  __builtin_prefetch(row.value.data());
+  if (!data.is_dense()) __builtin_prefetch(row.index.data());
+  __builtin_prefetch(&data.labels()[r]);
+}
+
+// Thread safety: owner-only (built and used by its worker; the coordinator reads `position` and
+// `samples` only while the workers are parked between epochs).
+template <typename M>
+struct alignas(kCacheLine) ShardWorker {
+  Dataset shard;
+  std::vector<std::uint32_t> order;
+  std::optional<typename M::Grad> grad;
+  std::optional<typename M::Workspace> workspace;
+  Rng rng;
+  std::uint64_t samples = 0;   // samples processed in all epochs
+  std::uint64_t position = 0;  // samples of the current epoch processed
+
+  // On the worker's own thread (first touch puts the shard on its NUMA node).
+  void Build(const M& model, const Dataset& train, int w, int workers, std::size_t batch) {
+    shard = train.Slice(ShardBegin(train.rows(), w, workers), ShardBegin(train.rows(), w + 1, workers));
+    order.resize(shard.rows());
+    grad.emplace(model.MakeGrad(shard, batch));
+    workspace.emplace(model.MakeWorkspace(batch));
+  }
+
+  // A fresh visiting order for epoch `epoch`, starting `start` samples in (resume).
+  void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start) {
+    std::iota(order.begin(), order.end(), 0u);
+    rng = EpochRng(seed, epoch, w);
+    rng.Shuffle(std::span(order));
+    position = start;
+  }
+};
+
+// A mode's per-worker states, one per worker, and what the coordinator reads of them while the
+// workers are parked: positions, samples, and sums and maxima (bytes, clocks).
+// Thread safety: during an epoch each worker touches only its own state; the rest is
+// coordinator-only, while the workers are parked.
+template <typename State>  // with `position` and `samples`, as ShardWorker
+class WorkerSet {
+ public:
+  explicit WorkerSet(int workers) : states_(static_cast<std::size_t>(workers)) {}
+
+  State& operator[](std::integral auto w) { return states_[static_cast<std::size_t>(w)]; }
+  const State& operator[](std::integral auto w) const { return states_[static_cast<std::size_t>(w)]; }
+  std::size_t size() const { return states_.size(); }
+  bool empty() const { return states_.empty(); }
+  auto begin() { return states_.begin(); }
+  auto end() { return states_.end(); }
+  auto begin() const { return states_.begin(); }
+  auto end() const { return states_.end(); }
+
+  // Samples of the current epoch worker w has processed.
+  std::uint64_t Position(int w) const { return (*this)[w].position; }
+  // Samples processed by all workers in all epochs.
+  std::uint64_t Samples() const {
+    return Sum([](const State& s) { return s.samples; });
+  }
+  // The sum and the largest of f(state) over the workers (0 when there are none).
+  template <typename F>
+  auto Sum(F f) const {
+    decltype(f(states_.front())) total{};
+    for (const State& s : states_) total += f(s);
+    return total;
+  }
+  template <typename F>
+  auto Max(F f) const {
+    decltype(f(states_.front())) most{};
+    for (const State& s : states_) most = std::max(most, f(s));
+    return most;
+  }
+
+ private:
+  std::vector<State> states_;
+};
+
+}  // namespace corral::internal
