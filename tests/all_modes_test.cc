@@ -104,7 +104,9 @@ TEST_P(AllModes, ReportsItsOwnSettingsInTheMetricsSummary) {
   std::set<std::string> all;
   for (const auto& [a, k] : ExpectedSettings()) all.insert(k.begin(), k.end());
   for (const std::string& key : all) {
-    if (!keys.contains(key)) EXPECT_FALSE(summary.contains(key)) << key;
+    if (!keys.contains(key)) {
+      EXPECT_FALSE(summary.contains(key)) << key;
+    }
   }
   for (const ModeSetting& s : r.settings) EXPECT_TRUE(summary.contains(s.key)) << s.key;
   // Replica modes add a "replicas" line to the run's summary.

@@ -284,25 +284,8 @@ TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
     case Algorithm::kHogwildPP:
       return RunHogwildPPFamily(model, std::move(run));
     case Algorithm::kBuckwild:
-      if constexpr (requires { &M::L2Weight; }) {
-        const auto run = [&]<typename D, typename T>() {
-          return RunShared<M, BuckwildMode<M, D, T>>(model, test, std::move(plan), searched, l2, observer);
-        };
-        if (config.bits == 8 && config.model_bits == 8) {
-          // Products of two 8-bit grid values are at most 127^2; their int32 sum over a row
-          // (buckwild.h) overflows past 2^31 / 127^2 stored values.
-          constexpr std::size_t kMaxRowNnz = (std::size_t{1} << 31) / (127 * 127);
-          if (train.max_row_nnz() > kMaxRowNnz) {
-            BadConfig("--bits 8 --model-bits 8: " + train.name() + " has rows of " +
-                      std::to_string(train.max_row_nnz()) + " values, but 8-bit x 8-bit dot "
-                      "products sum in int32 and overflow past " + std::to_string(kMaxRowNnz) +
-                      " values per row; use --model-bits 16 or --bits 16");
-          }
-          return run.template operator()<std::int8_t, std::int8_t>();
-        }
-        if (config.bits == 8) return run.template operator()<std::int8_t, std::int16_t>();
-        if (config.model_bits == 8) return run.template operator()<std::int16_t, std::int8_t>();
-        return run.template operator()<std::int16_t, std::int16_t>();
+      if constexpr (kIsLinear<M>) {
+        return RunBuckwildFamily(model, std::move(run));
       } else {
         BadConfig("buckwild trains the linear models (logistic, hinge, squared), not " +
                   std::string(ToString(config.model)));
