@@ -20,6 +20,7 @@
 #include "engine/src/modes/linear_step.h"
 #include "engine/src/modes/registry.h"
 #include "engine/src/modes/run_mode.h"
+#include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/erased_model.h"
 #include "engine/src/runtime/model_registry.h"
 
@@ -207,26 +208,21 @@ std::vector<std::string> CheckMixing(const Topology& topology, bool strict) {
   const auto name = [](int i, int j) {
     return "W_" + std::to_string(i) + "," + std::to_string(j);
   };
-  const auto number = [](double x) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.6g", x);
-    return std::string(text);
-  };
   std::string first_row;  // the first row of any round that is not stochastic
   int bad_rows = 0;
   for (int r = 0; r < topology.period(); ++r) {
     const auto round = static_cast<std::uint64_t>(r);
     for (int i = 0; i < topology.workers(); ++i) {
       double sum = topology.SelfWeight(i, round);
-      std::string negative = sum < 0 ? name(i, i) + " = " + number(sum) : "";
+      std::string negative = sum < 0 ? name(i, i) + " = " + Number(sum) : "";
       for (const Neighbour& nb : topology.Neighbours(i, round)) {
         sum += nb.weight;
-        if (nb.weight < 0 && negative.empty()) negative = name(i, nb.worker) + " = " + number(nb.weight);
+        if (nb.weight < 0 && negative.empty()) negative = name(i, nb.worker) + " = " + Number(nb.weight);
       }
       if (negative.empty() && std::abs(sum - 1) <= kStochasticTolerance) continue;
       if (++bad_rows > 1) continue;
       first_row = "row " + std::to_string(i) + (topology.period() > 1 ? " of round " + std::to_string(r) : "") +
-                  (negative.empty() ? " sums to " + number(sum) + ", not 1"
+                  (negative.empty() ? " sums to " + Number(sum) + ", not 1"
                                     : " has the negative weight " + negative +
                                           " (its other weights sum to over 1)");
     }

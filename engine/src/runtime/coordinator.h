@@ -39,6 +39,7 @@
 
 #include "engine/src/channel/link.h"
 #include "engine/src/runtime/crew.h"
+#include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/divergence.h"
 #include "engine/src/runtime/evaluate.h"
 #include "engine/src/runtime/live.h"
@@ -364,11 +365,10 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   result.bytes_sent = mode.BytesSent();
   result.bytes_sent_max = mode.BytesSentMax();
   if (!divergence.empty()) {
-    char lr[32];
-    std::snprintf(lr, sizeof lr, "%g", static_cast<double>(result.lr));
     throw Error(ErrorCode::kDiverged,
                 "training diverged at epoch " + std::to_string(result.history.back().epoch) +
-                    ": " + divergence + "; try a smaller --lr (this run started at " + lr + ")");
+                    ": " + divergence + "; try a smaller --lr (this run started at " +
+                    Number(result.lr) + ")");
   }
   result.state.algorithm = config.algorithm;
   result.state.threads = threads;

@@ -22,6 +22,9 @@ namespace corral::internal {
   return n < 0 ? std::string() : std::string(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buffer - 1));
 }
 
+// A number in a message or a summary: six significant digits, as printf's %g.
+inline std::string Number(double x) { return Printf("%g", x); }
+
 // The last evaluation point (all fields unset when none ran).
 inline EvalPoint LastPoint(const TrainResult& r) { return r.history.empty() ? EvalPoint{} : r.history.back(); }
 

@@ -22,6 +22,8 @@
 
 #include <corral/train.h>
 
+#include "engine/src/runtime/describe.h"
+
 namespace corral::internal {
 
 class DivergenceGuard {
@@ -53,12 +55,6 @@ class DivergenceGuard {
   }
 
  private:
-  static std::string Number(double x) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", x);
-    return text;
-  }
-
   double start_;
 };
 
