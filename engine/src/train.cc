@@ -197,10 +197,12 @@ SavedModel ToSavedModel(const TrainResult& result) {
 namespace internal {
 
 std::string CheckpointTopology(const TrainConfig& config) {
-  const bool sync = config.algorithm == Algorithm::kSync || config.algorithm == Algorithm::kQsgd;
-  const bool gossips = config.algorithm == Algorithm::kDpsgd || IsCompressedGossip(config.algorithm) ||
-                       config.algorithm == Algorithm::kAdpsgd || (sync && !config.link.empty());
-  return gossips ? config.topology : "";
+  // The graph matters to the run where the mode gossips over it, or where --link costs a
+  // parameter server's steps on it (the registry says which).
+  const ModeInfo& mode = InfoOf(config.algorithm);
+  const bool uses_graph =
+      mode.topology || (mode.link == LinkUse::kParameterServer && !config.link.empty());
+  return uses_graph ? config.topology : "";
 }
 
 std::vector<std::string> CheckMixing(const Topology& topology, bool strict) {
