@@ -15,6 +15,8 @@
 #include <corral/dataset.h>
 #include <corral/model.h>
 
+#include "engine/src/runtime/tsan_handoff.h"
+
 namespace corral::internal {
 
 struct EvalResult {
@@ -27,12 +29,19 @@ template <typename M>
 EvalResult Evaluate(const M& model, std::span<const float> w, const Dataset& data) {
   if (data.rows() == 0) return {};
   constexpr std::size_t kGrain = 1024;
+  // The caller rewrites `w` (its snapshot buffer) after this returns: tell TSan the tasks'
+  // reads of it happened before.
+  TsanHandOff handoff;
   const EvalSums sums = tbb::parallel_deterministic_reduce(
       tbb::blocked_range<std::size_t>(0, data.rows(), kGrain), EvalSums{},
       [&](const tbb::blocked_range<std::size_t>& range, EvalSums acc) {
-        return acc + model.Evaluate(w, data, range.begin(), range.end());
+        handoff.TaskBegins();
+        acc = acc + model.Evaluate(w, data, range.begin(), range.end());
+        handoff.TaskEnds();
+        return acc;
       },
       std::plus<>());
+  handoff.Joined();
   return {sums.loss / sums.rows, sums.correct / sums.rows, std::sqrt(sums.sq_err / sums.rows)};
 }
 
