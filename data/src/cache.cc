@@ -327,7 +327,7 @@ Dataset ReadCache(const std::string& path, int threads) {
     expect_size(kItemIds, info->num_items * 8, "item ids");
     const auto copy_ids = [&](std::size_t s, std::vector<std::uint64_t>& out, std::size_t known) {
       out.resize(sections[s].size() / 8);
-      std::memcpy(out.data(), sections[s].data(), sections[s].size());
+      if (!out.empty()) std::memcpy(out.data(), sections[s].data(), sections[s].size());
       const auto split = out.begin() + static_cast<std::ptrdiff_t>(std::min(known, out.size()));
       const auto not_ascending = [](auto first, auto last) {
         return std::adjacent_find(first, last, std::greater_equal<>()) != last;
