@@ -45,6 +45,7 @@
 
 #include <corral/error.h>
 #include <corral/params.h>
+#include <corral/step.h>
 #include <corral/topology.h>
 
 #include "engine/src/channel/link.h"
@@ -52,6 +53,7 @@
 #include "engine/src/gossip/gossip_round.h"
 #include "engine/src/gossip/mixing.h"
 #include "engine/src/gossip/replica_set.h"
+#include "engine/src/modes/linear_step.h"
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/live.h"
@@ -84,6 +86,10 @@ struct RoundWorker : ShardWorker<M> {
   std::vector<MixSource> sources;      // this round's mixing row
   std::optional<LinkModel> link;       // this worker's sends (virtual or wall seconds)
   RoundClock time;                     // virtual seconds
+  // A linear model at batch 1 (the fused step, see Descend): this step's row and loss
+  // derivative at x_i stand for its gradient, and `grad` stays empty.
+  SparseRow fused_row;
+  float fused_dloss = 0;
   std::uint64_t step = 0;              // steps taken in all epochs (equal on all workers)
   std::uint64_t round = 0;             // rounds done (equal on all workers)
 };
@@ -191,7 +197,31 @@ class RoundReplicas {
   // neighbours' messages into self.held (ExchangeRound). False: aborted, nothing held.
   bool Exchange(State& self, int w, std::span<const std::byte> payload) {
     return ExchangeRound(*transport_, topology_, w, self.round, payload, *self.link,
-                         plan_.specs.link_mode, self.time, self.held, Name().c_str());
+                         plan_.specs.link_mode, plan_.specs.link.has_value(), self.time, self.held,
+                         name_.c_str());
+  }
+  // Applies this step's gradient g_i (taken at x_i) to `target` (x_i itself, or the mode's next
+  // replica): target_u <- (target_u - eta g_u) / (1 + eta l2_u), corral/step.h's ApplyStep. A
+  // linear model at batch 1 takes the fused form: the row's coordinates straight from the
+  // loss derivative, without filling and reading back a SparseGrad, in the same float
+  // operations in the same order as Gradient() + ApplyStep(), so the result is bit for bit
+  // the generic path's (the golden digests of `--gossip-every 1` runs do not move).
+  void Descend(State& self, std::span<float> target, float eta) const {
+    if constexpr (kIsLinear<M>) {
+      if (Batch() == 1) {
+        const SparseRow x = self.fused_row;
+        const std::size_t d = target.size();
+        float* const t = target.data();
+        for (std::size_t k = 0; k < x.nnz(); ++k) {
+          const std::uint32_t u = x.index[k];
+          if (u >= d) continue;
+          const float g = self.fused_dloss * x.value[k];
+          t[u] = (t[u] - eta * g) / (1.0f + eta * model_.L2Weight(u));
+        }
+        return;
+      }
+    }
+    ApplyStep(Params(target), *self.grad, eta);
   }
   // The settings every round-based mode ran with, for its Describe.
   void DescribeRounds(TrainResult& r) const {
@@ -228,8 +258,7 @@ class RoundReplicas {
       }
       if (tap_.active()) tap_.Poll(w, self.x);  // a snapshot request: one copy of x_i
       for (std::size_t j = 0; j < batch; ++j) self.rows[j] = self.order[(s * batch + j) % rows];
-      model_.Gradient(Params(self.x), self.shard, std::span<const std::uint32_t>(self.rows),
-                      *self.grad, *self.workspace);
+      Gradient(self);
       if (!step(self, eta)) break;  // aborted: another worker failed or the run halted
       ++self.step;
       self.samples += batch;
@@ -239,6 +268,25 @@ class RoundReplicas {
     self.time.clock += ThreadCpuSeconds() - self.time.cpu_mark;
   }
 
+  // g_i at x_i for this step's rows: into self.grad, or, for a linear model at batch 1, as the
+  // row and its loss derivative (Descend applies them). Margin and derivative are
+  // LinearModel::Gradient's own expressions (its 1/batch scale is 1 here).
+  void Gradient(State& self) const {
+    if constexpr (kIsLinear<M>) {
+      if (Batch() == 1) {
+        const std::uint32_t r = self.rows[0];
+        self.fused_row = self.shard.Row(r);
+        using Loss = typename LossOf<M>::type;
+        self.fused_dloss =
+            Loss::Derivative(model_.Margin(Params(self.x), self.fused_row), self.shard.Label(r));
+        return;
+      }
+    }
+    model_.Gradient(Params(self.x), self.shard, std::span<const std::uint32_t>(self.rows),
+                    *self.grad, *self.workspace);
+  }
+
+  const std::string name_ = Name();  // for error messages, built once
   std::unique_ptr<ShmTransport> transport_;
   ReplicaSet<State> replicas_;
   std::size_t max_degree_ = 0;

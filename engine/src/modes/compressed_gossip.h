@@ -102,7 +102,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
       if (algo_ != Algorithm::kChoco) {
         return algo_ == Algorithm::kDcd ? DcdRound(self, w, eta) : EcdRound(self, w, eta);
       }
-      ApplyStep(Params(self.x), *self.grad, eta);
+      this->Descend(self, self.x, eta);
       return (self.step + 1) % gossip_every_ != 0 || ChocoRound(self, w);
     });
   }
@@ -191,7 +191,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   bool DcdRound(State& self, int w, float eta) {
     MixingRow(this->topology_, w, self.round, self.x.data(), self.hat_ptrs, self.sources);
     Mix(self.sources, self.mixed);
-    ApplyStep(Params(self.mixed), *self.grad, eta);  // x_half
+    this->Descend(self, self.mixed, eta);  // x_half
     for (std::size_t u = 0; u < dim_; ++u) self.z[u] = self.mixed[u] - self.x[u];
     if (!EncodeAndExchange(self, w)) return false;
     self.codec->DecodeAdd(Sent(self), 1.0f, self.x);
@@ -209,7 +209,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     const double t = static_cast<double>(self.round + 1);
     MixingRow(this->topology_, w, self.round, self.self_hat.data(), self.hat_ptrs, self.sources);
     Mix(self.sources, self.mixed);
-    ApplyStep(Params(self.mixed), *self.grad, eta);  // x_i(t+1)
+    this->Descend(self, self.mixed, eta);  // x_i(t+1)
     const auto half_t = static_cast<float>(t / 2);
     for (std::size_t u = 0; u < dim_; ++u) {
       self.z[u] = self.x[u] + half_t * (self.mixed[u] - self.x[u]);

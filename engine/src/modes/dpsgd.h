@@ -62,10 +62,10 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
              std::atomic<std::uint64_t>& steps) {
     this->RunEpoch(w, epoch, steps, [&](State& self, float eta) {
       const bool round = (self.step + 1) % gossip_every_ == 0;
-      if (!round || order_ == MixOrder::kStepThenMix) ApplyStep(Params(self.x), *self.grad, eta);
+      if (!round || order_ == MixOrder::kStepThenMix) this->Descend(self, self.x, eta);
       if (round) {
         if (!Gossip(self, w)) return false;
-        if (order_ == MixOrder::kMixThenStep) ApplyStep(Params(self.x), *self.grad, eta);
+        if (order_ == MixOrder::kMixThenStep) this->Descend(self, self.x, eta);
       }
       return true;
     });
