@@ -123,7 +123,7 @@ TEST(Choco, GossipPreservesTheMeanOfTheReplicas) {
   // A step size so small that gradients change nothing: pure CHOCO gossip.
   const TrainConfig config{.algorithm = Algorithm::kChoco, .threads = kWorkers, .epochs = 3,
                            .batch = 8, .lr = 1e-30f, .lr_decay = 1, .compress = "topk:0.1",
-                           .topology = "ring", .gamma = 0.3};
+                           .topology = "ring", .gossip_every = 1, .gamma = 0.3};
   const TrainResult r = RunWith<SpreadChoco>(model, data.train, config);
   EXPECT_EQ(r.gamma, 0.3);
   double worst = 0;
@@ -163,7 +163,7 @@ TEST_P(CompressedConverges, TowardTheFullBatchOptimumOnARingOf4) {
   const TrainResult r = Train(data.train, nullptr,
                               {.algorithm = c.algorithm, .l2 = kL2, .threads = 4, .epochs = 20,
                                .batch = c.batch, .lr = c.lr, .seed = 5, .compress = c.compress,
-                               .topology = "ring"});
+                               .topology = "ring", .gossip_every = 1});
   ASSERT_EQ(r.history.size(), 20u);
   const double reached = r.history.back().objective;
   EXPECT_GE(reached, optimum - 1e-6);

@@ -100,10 +100,12 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
              std::atomic<std::uint64_t>& steps) {
     this->RunEpoch(w, epoch, steps, [&](State& self, float eta) {
       if (algo_ != Algorithm::kChoco) {
-        return algo_ == Algorithm::kDcd ? DcdRound(self, w, eta) : EcdRound(self, w, eta);
+        return this->TimedRound(self, [&] {
+          return algo_ == Algorithm::kDcd ? DcdRound(self, w, eta) : EcdRound(self, w, eta);
+        });
       }
       this->Descend(self, self.x, eta);
-      return (self.step + 1) % gossip_every_ != 0 || ChocoRound(self, w);
+      return !this->RoundDue(self) || this->TimedRound(self, [&] { return ChocoRound(self, w); });
     });
   }
 
@@ -138,6 +140,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     AddSummaryLine(r, "replicas", Printf("%s, %s, consensus %.3g, virtual time %.2fs",
                                          plan.config.topology.c_str(), plan.specs.compress.c_str(),
                                          *last.consensus, last.virtual_s));
+    AddSummaryLine(r, "gossip", this->PeriodText(last));
     if (last.compress_rel_error) {
       AddSummaryLine(r, "compression",
                      Printf("relative error %.3g", *last.compress_rel_error) +
@@ -158,7 +161,6 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   CompressedGossipMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt,
                        const std::unique_ptr<Compressor>& codec)
       : RoundReplicas<M, State>(model, plan, halt, codec->WireBytes(model.NumParams())), algo_(plan.config.algorithm),
-        gossip_every_(static_cast<std::uint64_t>(plan.config.gossip_every)),
         dim_(model.NumParams()),
         settled_(PlanCompressedGossip(plan.config, this->topology_, *codec, dim_)),
         scale_(algo_ == Algorithm::kChoco && codec->unbiased() ? static_cast<float>(codec->Delta(dim_)) : 1.0f),
@@ -252,7 +254,6 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   }
 
   const Algorithm algo_;
-  const std::uint64_t gossip_every_;
   const std::size_t dim_;
   const CompressedGossipPlan settled_;
   const float scale_;  // choco with an unbiased codec: delta, the rescaled operator's factor
