@@ -114,7 +114,7 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "held until due)")
       ->capture_default_str();
   cmd->add_option("--gossip-every", c.gossip_every,
-                  "dpsgd, choco: local steps between gossip rounds (dcd, ecd: 1); local: steps between "
+                  "dpsgd, dcd, choco: local steps between gossip rounds (ecd: 1); local: steps between "
                   "exact averages; adpsgd: steps between pairwise averages; hogwild++: steps a group "
                   "holds the token (1: automatic). auto: rounds take about a tenth of the time, "
                   "the period adapting between epochs (1: the papers' algorithms, every step)")

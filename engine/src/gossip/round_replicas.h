@@ -183,8 +183,10 @@ class RoundReplicas {
     }
     steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.threads, Batch());
     const Algorithm a = plan.config.algorithm;
-    period_ = GossipPeriod(plan.config.gossip_every, a != Algorithm::kDcd && a != Algorithm::kEcd,
-                           steps_per_epoch_);
+    // ecd's extrapolation is defined per step; dcd takes local steps with 2+ workers (one
+    // worker keeps the paper's form, see compressed_gossip.h).
+    const bool local_steps = a != Algorithm::kEcd && !(a == Algorithm::kDcd && plan.threads == 1);
+    period_ = GossipPeriod(plan.config.gossip_every, local_steps, steps_per_epoch_);
     if (plan.live) tap_.Init(plan.threads, model.NumParams());
   }
 

@@ -9,7 +9,13 @@
 // Per worker i, with d parameters (memories first-touched by the owner in Setup):
 //   dcd   x_i (== xh_i: the owner's copy of its own replica), xh_j per neighbour.
 //           x_half = sum_j W_ij xh_j - eta g_i(x_i); z = x_half - x_i; send Q(z);
-//           x_i += Q(z); on receipt xh_j += Q(z_j).        Needs --gossip-every 1.
+//           x_i += Q(z); on receipt xh_j += Q(z_j).
+//         With local steps (--gossip-every K != 1, auto's default with 2+ workers) x_i is the
+//         public replica (every xh of it equals it) and the worker steps a working model y_i
+//         between rounds (y_i = x_i after each round); a round's step is then
+//           x_half = sum_j W_ij xh_j + (y_i - x_i) - eta g_i(y_i),   z = x_half - x_i,
+//         so the compressed quantity is the change over the K steps and the mix. K = 1 runs
+//         the paper's form above, unchanged.
 //   ecd   x_i, yh_i and yh_j per neighbour; round t = 1, 2, ...
 //           x_i(t+1) = sum_j W_ij yh_j(t) - eta g_i(x_i(t));
 //           z = (1 - t/2) x_i(t) + (t/2) x_i(t+1), computed as x_i(t) + (t/2)(x_i(t+1) - x_i(t))
@@ -61,6 +67,7 @@ struct CompressedGossipWorker : RoundWorker<M> {
   std::vector<float> q;                  // the applied Q(z), for the error measurement
   std::vector<float> self_hat;           // ecd: yh_i; choco: xh_i
   std::vector<float> sum_hat;            // choco: s_i
+  std::vector<float> pub;                // dcd with local steps: the public x_i (x: y_i)
   std::vector<std::vector<float>> hats;  // dcd, ecd: per neighbour, Neighbours(w) order
   std::vector<const float*> hat_ptrs;    // hats' data, for the mixing row
   std::vector<std::byte> wire;           // this round's message
@@ -92,6 +99,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     }
     if (algo_ != Algorithm::kDcd) fresh(self.self_hat);
     if (algo_ == Algorithm::kChoco) fresh(self.sum_hat);
+    if (dcd_local_) fresh(self.pub);
     self.wire.resize(wire_bytes_);
     self.codec = MakeCompressor(this->plan_.specs.compress, dim_);
   }
@@ -99,6 +107,13 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   void Epoch(int w, int epoch, std::uint64_t /*start: see round_replicas.h*/,
              std::atomic<std::uint64_t>& steps) {
     this->RunEpoch(w, epoch, steps, [&](State& self, float eta) {
+      if (dcd_local_) {
+        if (!this->RoundDue(self)) {
+          this->Descend(self, self.x, eta);  // a local step of y_i
+          return true;
+        }
+        return this->TimedRound(self, [&] { return DcdLocalRound(self, w, eta); });
+      }
       if (algo_ != Algorithm::kChoco) {
         return this->TimedRound(self, [&] {
           return algo_ == Algorithm::kDcd ? DcdRound(self, w, eta) : EcdRound(self, w, eta);
@@ -161,6 +176,8 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   CompressedGossipMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt,
                        const std::unique_ptr<Compressor>& codec)
       : RoundReplicas<M, State>(model, plan, halt, codec->WireBytes(model.NumParams())), algo_(plan.config.algorithm),
+        dcd_local_(algo_ == Algorithm::kDcd && plan.config.gossip_every != 1 &&
+                   !(plan.config.gossip_every == kGossipEveryAuto && plan.threads == 1)),
         dim_(model.NumParams()),
         settled_(PlanCompressedGossip(plan.config, this->topology_, *codec, dim_)),
         scale_(algo_ == Algorithm::kChoco && codec->unbiased() ? static_cast<float>(codec->Delta(dim_)) : 1.0f),
@@ -201,6 +218,26 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
       self.codec->DecodeAdd(self.held[k].payload, 1.0f, self.hats[k]);
     }
     this->ReleaseHeld(self, w);
+    ++self.round;
+    return true;
+  }
+
+  // DCD-PSGD with local steps: x_i (self.pub) is what the neighbours hold, y_i (self.x) took
+  // the steps since the last round. The round sends Q(z) for the change of the local steps, the
+  // mix and this step, and restarts y_i from the new x_i. Exactness as in DcdRound.
+  bool DcdLocalRound(State& self, int w, float eta) {
+    MixingRow(this->topology_, w, self.round, self.pub.data(), self.hat_ptrs, self.sources);
+    Mix(self.sources, self.mixed);
+    for (std::size_t u = 0; u < dim_; ++u) self.mixed[u] += self.x[u] - self.pub[u];
+    this->Descend(self, self.mixed, eta);  // x_half, with g_i taken at y_i
+    for (std::size_t u = 0; u < dim_; ++u) self.z[u] = self.mixed[u] - self.pub[u];
+    if (!EncodeAndExchange(self, w)) return false;
+    self.codec->DecodeAdd(Sent(self), 1.0f, self.pub);
+    for (std::size_t k = 0; k < self.held.size(); ++k) {
+      self.codec->DecodeAdd(self.held[k].payload, 1.0f, self.hats[k]);
+    }
+    this->ReleaseHeld(self, w);
+    std::copy(self.pub.begin(), self.pub.end(), self.x.begin());
     ++self.round;
     return true;
   }
@@ -254,6 +291,9 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   }
 
   const Algorithm algo_;
+  // dcd with local steps between rounds (see the header); a single worker on auto keeps the
+  // paper's every-step form, so one-thread runs are unchanged.
+  const bool dcd_local_;
   const std::size_t dim_;
   const CompressedGossipPlan settled_;
   const float scale_;  // choco with an unbiased codec: delta, the rescaled operator's factor
