@@ -90,7 +90,7 @@ struct TrainConfig {
   // holds each message until it is due).
   std::string link_mode = "virtual";
   // dpsgd, dcd, choco: local steps between gossip exchanges (1: every step, the papers'
-  // setting); local: steps between exact averages (H); ecd: 1 (auto is 1 for it); hogwild++:
+  // setting; auto is 1 for dcd); local: steps between exact averages (H); ecd: 1; hogwild++:
   // steps a group holds the token (1 or auto: automatic, see README). kGossipEveryAuto (the
   // default): the replica modes choose the period so that rounds take about a tenth of the
   // wall time, and adapt it between epochs (docs/algorithms.md); the result then depends on

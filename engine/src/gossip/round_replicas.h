@@ -183,9 +183,9 @@ class RoundReplicas {
     }
     steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.threads, Batch());
     const Algorithm a = plan.config.algorithm;
-    // ecd's extrapolation is defined per step; dcd takes local steps with 2+ workers (one
-    // worker keeps the paper's form, see compressed_gossip.h).
-    const bool local_steps = a != Algorithm::kEcd && !(a == Algorithm::kDcd && plan.threads == 1);
+    // ecd's extrapolation is defined per step; dcd takes local steps only when asked for
+    // (compressed_gossip.h): auto is 1 for both.
+    const bool local_steps = a != Algorithm::kEcd && a != Algorithm::kDcd;
     period_ = GossipPeriod(plan.config.gossip_every, local_steps, steps_per_epoch_);
     if (plan.live) tap_.Init(plan.threads, model.NumParams());
   }
@@ -310,6 +310,7 @@ class RoundReplicas {
     const std::size_t rows = self.order.size();
     self.time.cpu_mark = ThreadCpuSeconds();
     const double began = WallSeconds();
+    constexpr std::size_t kAhead = 8;
     std::size_t s = 0;
     for (; s < steps_per_epoch_; ++s) {
       if (halt_.load(std::memory_order_relaxed)) {
@@ -318,6 +319,10 @@ class RoundReplicas {
       }
       if (tap_.active()) tap_.Poll(w, self.x);  // a snapshot request: one copy of x_i
       for (std::size_t j = 0; j < batch; ++j) self.rows[j] = self.order[(s * batch + j) % rows];
+      // kAhead steps ahead, as hogwild does: a shuffled epoch misses the cache on every row.
+      for (std::size_t j = 0; j < batch; ++j) {
+        PrefetchRow(self.shard, self.order[((s + kAhead) * batch + j) % rows]);
+      }
       Gradient(self);
       if (!step(self, eta)) break;  // aborted: another worker failed or the run halted
       ++self.step;
