@@ -6,7 +6,8 @@ hardware speed).
    seed 1): hogwild and every replica mode at its defaults (--gossip-every auto), 2 threads,
    --lr 0.25, --epochs 10 (or --epochs); samples/s relative to hogwild's and the final
    objective relative to hogwild's, and the period K and gossip share the automatic period
-   settled on in the last epoch. ecd (every step by definition: minutes on this set) is left out.
+   settled on in the last epoch. dcd and ecd (every step by default: minutes on this set, each
+   round O(d)) are left out.
 2. a9a (../shared/data/a9a), 2 threads: hogwild vs dpsgd --gossip-every 1 (every step: the
    cost of a round itself).
 Every speed is the median of --repeat runs, interleaved with hogwild's so that machine noise
@@ -80,7 +81,6 @@ def main():
             ("choco (qsgd:8)", ["--algo", "choco"]),
             ("choco topk:0.01", ["--algo", "choco", "--compress", "topk:0.01"]),
             ("adpsgd", ["--algo", "adpsgd"]),
-            ("dcd (qsgd:8)", ["--algo", "dcd"]),
             ("dpsgd --gossip-every 64", ["--algo", "dpsgd", "--gossip-every", "64"]),
         ], args.repeat, tmp)
 
