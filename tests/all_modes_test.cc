@@ -38,8 +38,8 @@ std::string Name(const ::testing::TestParamInfo<Algorithm>& info) {
 
 // The settings each algorithm reports in the metrics summary (besides the common fields).
 const std::map<Algorithm, std::set<std::string>>& ExpectedSettings() {
-  static const std::set<std::string> rounds = {"topology", "gossip_every", "link", "link_mode",
-                                               "consensus"};
+  static const std::set<std::string> rounds = {"topology",  "gossip_every", "gossip_auto",
+                                               "gossip_share", "link", "link_mode", "consensus"};
   static const std::map<Algorithm, std::set<std::string>> expected = [] {
     std::map<Algorithm, std::set<std::string>> e;
     e[Algorithm::kHogwild] = {"hot_coords", "hot_sync"};
@@ -51,7 +51,8 @@ const std::map<Algorithm, std::set<std::string>>& ExpectedSettings() {
       e[a].insert({"compress", "compress_rel_error"});
     }
     e[Algorithm::kChoco].insert("gamma");
-    e[Algorithm::kAdpsgd] = {"topology", "compress", "gossip_every", "consensus"};
+    e[Algorithm::kAdpsgd] = {"topology", "compress", "gossip_every", "gossip_auto", "gossip_share",
+                             "consensus"};
     e[Algorithm::kHogwildPP] = {"hot_coords", "hot_sync", "group_size", "gossip_every", "consensus"};
     return e;
   }();

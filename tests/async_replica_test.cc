@@ -57,7 +57,8 @@ TEST_P(AdpsgdConverges, ToTheFullBatchOptimum) {
   const SyntheticSplit data = testing::SmallProblem();
   const TrainResult r = Train(data.train, nullptr,
                               {.algorithm = Algorithm::kAdpsgd, .l2 = kL2, .threads = c.workers,
-                               .epochs = 20, .batch = 4, .seed = 5, .topology = c.topology});
+                               .epochs = 20, .batch = 4, .seed = 5, .topology = c.topology,
+                               .gossip_every = 1});
   ASSERT_EQ(r.history.size(), 20u);
   ExpectOptimum(data, r, 0.01);
   ASSERT_TRUE(r.history.back().consensus.has_value());
@@ -78,7 +79,8 @@ class AdpsgdCompressedConverges : public ::testing::TestWithParam<const char*> {
 TEST_P(AdpsgdCompressedConverges, ToTheFullBatchOptimum) {
   const SyntheticSplit data = testing::SmallProblem();
   const TrainConfig config{.algorithm = Algorithm::kAdpsgd, .l2 = kL2, .threads = 4, .epochs = 20,
-                           .batch = 4, .seed = 5, .compress = GetParam(), .topology = "ring"};
+                           .batch = 4, .seed = 5, .compress = GetParam(), .topology = "ring",
+                           .gossip_every = 1};
   const TrainResult r = Train(data.train, nullptr, config);
   ASSERT_EQ(r.history.size(), 20u);
   ExpectOptimum(data, r, 0.01);
@@ -158,7 +160,7 @@ TEST(Adpsgd, PairwiseAveragesPreserveTheMeanAndReachConsensus) {
   // Racy averages would shift the mean by O(|x_i - x_j|). 16 workers on few cores.
   const int workers = 16;
   const TrainConfig config{.algorithm = Algorithm::kAdpsgd, .threads = workers, .epochs = 2,
-                           .lr = 1e-30f, .lr_decay = 1, .topology = "ring"};
+                           .lr = 1e-30f, .lr_decay = 1, .topology = "ring", .gossip_every = 1};
   const TrainResult r = RunFromSpreadReplicas(config);
   ASSERT_EQ(r.history.size(), 2u);
   const std::vector<double> mean = SpreadMean(workers, r.params.size());
@@ -182,7 +184,7 @@ TEST(Adpsgd, CompressedAveragesPreserveTheMeanAndMoveTowardConsensus) {
   const int workers = 8;
   const TrainConfig config{.algorithm = Algorithm::kAdpsgd, .threads = workers, .epochs = 3,
                            .lr = 1e-30f, .lr_decay = 1, .compress = "qsgd:4",
-                           .topology = "ring"};
+                           .topology = "ring", .gossip_every = 1};
   const TrainResult r = RunFromSpreadReplicas(config);
   ASSERT_EQ(r.history.size(), 3u);
   const std::vector<double> mean = SpreadMean(workers, r.params.size());

@@ -60,7 +60,7 @@ TEST_P(DpsgdConverges, ToTheFullBatchOptimum) {
   const TrainResult r = Train(data.train, nullptr,
                               {.algorithm = Algorithm::kDpsgd, .l2 = kL2, .threads = c.workers,
                                .epochs = 20, .batch = 4, .seed = 5, .topology = c.topology,
-                               .mix_order = c.order});
+                               .gossip_every = 1, .mix_order = c.order});
   ASSERT_EQ(r.history.size(), 20u);
   const double reached = r.history.back().objective;
   EXPECT_GE(reached, optimum - 1e-6);
@@ -107,7 +107,8 @@ void ExpectGossipRate(const char* topology, int workers) {
   const SyntheticSplit data = testing::SmallProblem();
   const LogisticModel model(data.train, kL2);
   const TrainConfig config{.algorithm = Algorithm::kDpsgd, .threads = workers, .epochs = 2,
-                           .batch = 16, .lr = 1e-30f, .lr_decay = 1, .topology = topology};
+                           .batch = 16, .lr = 1e-30f, .lr_decay = 1, .topology = topology,
+                           .gossip_every = 1};
   bool searched = false;
   internal::RunPlan plan = internal::PlanRun(model, data.train, config, workers, 16, searched);
   const TrainResult r = internal::Coordinate<LogisticModel, SpreadReplicas<LogisticModel>>(
@@ -169,7 +170,8 @@ TEST(Dpsgd, SixteenWorkersOnARingCountEveryByte) {
   const SyntheticSplit data = testing::SmallProblem();
   const TrainResult r = Train(data.train, nullptr,
                               {.algorithm = Algorithm::kDpsgd, .l2 = kL2, .threads = 16,
-                               .epochs = 3, .batch = 8, .lr = 0.2f, .topology = "ring"});
+                               .epochs = 3, .batch = 8, .lr = 0.2f, .topology = "ring",
+                               .gossip_every = 1});
   ASSERT_EQ(r.history.size(), 3u);
   EXPECT_LT(r.history.back().objective, r.history.front().objective);
   // Every round each worker sends its whole model to its two ring neighbours.
@@ -185,7 +187,7 @@ TEST(Dpsgd, LinkTimeEntersTheVirtualClock) {
   const TrainResult r = Train(data.train, nullptr,
                               {.algorithm = Algorithm::kDpsgd, .l2 = kL2, .threads = 4,
                                .epochs = 2, .batch = 16, .lr = 0.2f, .topology = "ring",
-                               .link = "latency=1ms,bandwidth=10Mbit"});
+                               .link = "latency=1ms,bandwidth=10Mbit", .gossip_every = 1});
   ASSERT_EQ(r.history.size(), 2u);
   // Each round, the last message a worker mixes left its sender no earlier than the sender's
   // previous round ended, and takes b/bandwidth + latency: a lower bound that compute only adds to.
@@ -200,7 +202,7 @@ TEST(Dpsgd, RealtimeLinksHoldMessagesUntilDue) {
   const TrainResult r = Train(data.train, nullptr,
                               {.algorithm = Algorithm::kDpsgd, .l2 = kL2, .threads = 4,
                                .epochs = 1, .batch = 64, .lr = 0.2f, .topology = "ring",
-                               .link = "latency=2ms", .link_mode = "realtime"});
+                               .link = "latency=2ms", .link_mode = "realtime", .gossip_every = 1});
   ASSERT_EQ(r.history.size(), 1u);
   // Every round waits at least one latency for real; virtual time is then the wall time.
   const double rounds = std::ceil(750.0 / 64.0);
@@ -309,7 +311,7 @@ TEST(ReplicaConfig, BadValuesAreConfigErrors) {
   c.threads = 6;
   expect_bad(c, "power of two");
   c = base;
-  c.gossip_every = 0;
+  c.gossip_every = -1;
   expect_bad(c, "--gossip-every");
   c = base;
   c.link = "latency=fast";

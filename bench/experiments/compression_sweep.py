@@ -36,7 +36,8 @@ def main():
                             epochs=(10, "epochs per run"), batch=(16, "rows per round"))
     data = common.dataset(args, "a9a", "a9a")
     base = ["--data", data, "--model", "logistic", "--l2", "3.0712e-5", "--threads", args.workers,
-            "--topology", "ring", "--epochs", args.epochs, "--batch", args.batch, "--seed", 1]
+            "--topology", "ring", "--epochs", args.epochs, "--batch", args.batch, "--seed", 1,
+            "--gossip-every", 1]  # the papers' algorithms: a round every step
     reference = common.train(args, "sweep_dpsgd", *base, "--algo", "dpsgd")
     if reference.diverged or reference.summary is None:
         sys.exit("dpsgd itself did not converge:\n" + reference.stderr)

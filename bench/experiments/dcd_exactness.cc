@@ -59,7 +59,8 @@ int Run(const Options& o) {
   const auto shard = static_cast<int>((train.rows() + static_cast<std::size_t>(o.workers) - 1) /
                                       static_cast<std::size_t>(o.workers));
   const TrainConfig config{.algorithm = Algorithm::kDcd, .threads = o.workers, .epochs = o.rounds,
-                           .batch = shard, .compress = o.compress, .topology = "ring"};
+                           .batch = shard, .compress = o.compress, .topology = "ring",
+                           .gossip_every = 1};
   config.Validate();
   bool searched = false;
   internal::RunPlan plan = internal::PlanRun(model, train, config, o.workers,

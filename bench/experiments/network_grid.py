@@ -33,7 +33,8 @@ def main():
     train = common.dataset(args, "sector", "sector.scale")
     test = common.dataset(args, "sector", "sector.t.scale")
     base = ["--data", train, "--test", test, "--model", "softmax", "--threads", args.workers,
-            "--epochs", args.epochs, "--batch", args.batch, "--seed", 1]
+            "--epochs", args.epochs, "--batch", args.batch, "--seed", 1,
+            "--gossip-every", 1]  # the papers' algorithms: a round every step
     reference = common.train(args, "grid_reference", *base, "--algo", "dpsgd", "--topology", "ring")
     if reference.diverged or reference.summary is None:
         sys.exit("dpsgd did not converge:\n" + reference.stderr)

@@ -22,10 +22,11 @@ import common  # noqa: E402
 LIBLINEAR_A9A = 0.32338
 MODES = {  # mode -> extra options
     "hogwild": [], "hogwild++": ["--group-size", "1"], "local": ["--gossip-every", "8"],
-    "dpsgd": ["--topology", "ring"], "adpsgd": ["--topology", "ring"],
-    "dcd": ["--topology", "ring", "--compress", "qsgd:8"],
-    "ecd": ["--topology", "ring", "--compress", "qsgd:8"],
-    "choco": ["--topology", "ring", "--compress", "topk:0.1"],
+    "dpsgd": ["--topology", "ring", "--gossip-every", "1"],
+    "adpsgd": ["--topology", "ring", "--gossip-every", "1"],
+    "dcd": ["--topology", "ring", "--compress", "qsgd:8", "--gossip-every", "1"],
+    "ecd": ["--topology", "ring", "--compress", "qsgd:8", "--gossip-every", "1"],
+    "choco": ["--topology", "ring", "--compress", "topk:0.1", "--gossip-every", "1"],
 }
 
 

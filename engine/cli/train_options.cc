@@ -114,10 +114,12 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "held until due)")
       ->capture_default_str();
   cmd->add_option("--gossip-every", c.gossip_every,
-                  "dpsgd, choco: local steps between gossip rounds (dcd, ecd: 1); local: steps between "
+                  "dpsgd, dcd, choco: local steps between gossip rounds (ecd: 1); local: steps between "
                   "exact averages; adpsgd: steps between pairwise averages; hogwild++: steps a group "
-                  "holds the token (1: automatic)")
-      ->capture_default_str();
+                  "holds the token (1: automatic). auto: rounds take about a tenth of the time, "
+                  "the period adapting between epochs (1: the papers' algorithms, every step)")
+      ->transform(CLI::Transformer(std::map<std::string, int>{{"auto", corral::kGossipEveryAuto}}))
+      ->default_str("auto");
   cmd->add_option("--mix-order", o.mix_order,
                   "dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i, as in Lian et al. 2017) "
                   "or step-then-mix")

@@ -132,8 +132,8 @@ void TrainConfig::Validate() const {
   }
   if (bits != 8 && bits != 16) BadConfig("--bits must be 8 or 16");
   if (model_bits != 8 && model_bits != 16) BadConfig("--model-bits must be 8 or 16");
-  if (gossip_every < 1) {
-    BadConfig("--gossip-every must be >= 1, got " + std::to_string(gossip_every));
+  if (gossip_every < 1 && gossip_every != kGossipEveryAuto) {
+    BadConfig("--gossip-every must be auto or >= 1, got " + std::to_string(gossip_every));
   }
   if (group_size < 0) {
     BadConfig("--group-size must be >= 0 (0: the threads of a NUMA node), got " +
@@ -168,10 +168,10 @@ void TrainConfig::Validate() const {
   }
   if (internal::IsCompressedGossip(algorithm)) {
     internal::MakeCompressor(specs.compress, 1);  // a bad spec fails before any data is read
-    if (algorithm != Algorithm::kChoco && gossip_every != 1) {
+    if (algorithm == Algorithm::kEcd && gossip_every != 1 && gossip_every != kGossipEveryAuto) {
       BadConfig(std::string(ToString(algorithm)) +
                 " exchanges every step (Tang et al. 2018): --gossip-every must be 1, got " +
-                std::to_string(gossip_every) + " (choco takes local steps between rounds)");
+                std::to_string(gossip_every) + " (dcd and choco take local steps between rounds)");
     }
   }
   if (specs.link) {

@@ -25,6 +25,9 @@
 namespace corral {
 
 // Everything a run needs besides its data. Each field's comment is its --help text.
+// TrainConfig::gossip_every: the replica modes choose the period from measured costs.
+inline constexpr int kGossipEveryAuto = 0;
+
 struct TrainConfig {
   // Training algorithm.
   Algorithm algorithm = Algorithm::kHogwild;
@@ -86,10 +89,13 @@ struct TrainConfig {
   // replica modes: what --link does: virtual (moves only the virtual clocks) or realtime (also
   // holds each message until it is due).
   std::string link_mode = "virtual";
-  // dpsgd, choco: local steps between gossip exchanges (1: every step, the papers' setting;
-  // dcd and ecd need 1); local: steps between exact averages (H); adpsgd: steps between
-  // pairwise averages; hogwild++: steps a group holds the token (1: automatic, see README).
-  int gossip_every = 1;
+  // dpsgd, dcd, choco: local steps between gossip exchanges (1: every step, the papers'
+  // setting; auto is 1 for dcd); local: steps between exact averages (H); ecd: 1; hogwild++:
+  // steps a group holds the token (1 or auto: automatic, see README). kGossipEveryAuto (the
+  // default): the replica modes choose the period so that rounds take about a tenth of the
+  // wall time, and adapt it between epochs (docs/algorithms.md); the result then depends on
+  // timing, so runs that must repeat bit for bit set a number.
+  int gossip_every = kGossipEveryAuto;
   // dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i(x_i), Lian et al. 2017) or
   // step-then-mix (x_i <- sum_j W_ij (x_j - eta g_j(x_j))).
   MixOrder mix_order = MixOrder::kMixThenStep;
@@ -147,6 +153,10 @@ struct EvalPoint {
   // communication (--link), as if every worker had a core of its own. Other modes (and
   // --link-mode realtime): train_s.
   double virtual_s = 0;
+  // Synchronous replica modes: local steps between rounds in the last epoch (the chosen one
+  // with --gossip-every auto) and the share of the workers' wall time spent in rounds.
+  std::optional<std::uint64_t> gossip_every;
+  std::optional<double> gossip_share;
   // Replica modes: (1/n) sum_i |x_i - mean|^2 over the workers' replicas.
   std::optional<double> consensus;
   // dcd, ecd, choco: mean relative error |Q(z) - z| / |z| of the epoch's messages.

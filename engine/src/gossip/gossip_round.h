@@ -39,17 +39,23 @@ struct RoundClock {
 // caller decodes them and then calls ReleaseAll. Returns false when the transport was aborted
 // (another worker failed or the run halted): `held` is then released and empty, and the
 // caller must leave its state as it was. A message of the wrong size throws kWorkerFailed
-// (every sender of one spec writes WireBytes(d) bytes). Virtual time: the clock becomes
-// max(own, due) over the messages, and the transport's own time is not counted as compute.
+// (every sender of one spec writes WireBytes(d) bytes). Virtual time, only when `linked` (a
+// --link is modelled in virtual mode): the compute since the last round is counted, the clock
+// becomes max(own, due) over the messages, and the transport's own time is not counted as
+// compute. Without a link the round reads no clock at all (a thread-CPU-clock read is a system
+// call, about a microsecond, as much as a whole round on a small model): the caller counts its
+// compute once per epoch, so virtual time is then the compute time alone, as EvalPoint says.
 inline bool ExchangeRound(Transport& transport, const Topology& topology, int w, std::uint64_t r,
                           std::span<const std::byte> payload, LinkModel& link, LinkMode mode,
-                          RoundClock& time, std::vector<Message>& held, const char* algo) {
+                          bool linked, RoundClock& time, std::vector<Message>& held,
+                          const char* algo) {
   const bool realtime = mode == LinkMode::kRealtime;
+  const bool clocked = !realtime && linked;
   double now = 0;
   if (realtime) {
     now = transport.WallSeconds();
   } else {
-    time.CountCompute();
+    if (clocked) time.CountCompute();
     now = time.clock;
   }
   for (const Neighbour& to : topology.Recipients(w, r)) {
@@ -76,7 +82,7 @@ inline bool ExchangeRound(Transport& transport, const Topology& topology, int w,
                       std::to_string(from.worker) + ", expected " + std::to_string(payload.size()));
     }
   }
-  if (!realtime) {
+  if (clocked) {
     for (const Message& m : held) time.clock = LinkModel::Arrive(time.clock, m.header.due);
     time.cpu_mark = ThreadCpuSeconds();
   }

@@ -45,13 +45,16 @@
 
 #include <corral/error.h>
 #include <corral/params.h>
+#include <corral/step.h>
 #include <corral/topology.h>
 
 #include "engine/src/channel/link.h"
 #include "engine/src/channel/shm_transport.h"
+#include "engine/src/gossip/gossip_period.h"
 #include "engine/src/gossip/gossip_round.h"
 #include "engine/src/gossip/mixing.h"
 #include "engine/src/gossip/replica_set.h"
+#include "engine/src/modes/linear_step.h"
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/live.h"
@@ -84,8 +87,15 @@ struct RoundWorker : ShardWorker<M> {
   std::vector<MixSource> sources;      // this round's mixing row
   std::optional<LinkModel> link;       // this worker's sends (virtual or wall seconds)
   RoundClock time;                     // virtual seconds
+  // A linear model at batch 1 (the fused step, see Descend): this step's row and loss
+  // derivative at x_i stand for its gradient, and `grad` stays empty.
+  SparseRow fused_row;
+  float fused_dloss = 0;
   std::uint64_t step = 0;              // steps taken in all epochs (equal on all workers)
   std::uint64_t round = 0;             // rounds done (equal on all workers)
+  std::uint64_t every = 1;             // steps between rounds in this epoch (GossipPeriod)
+  std::uint64_t until_round = 1;       // steps left until the next round (RoundDue)
+  RoundTimes times;                    // this epoch's wall time in rounds and in all
 };
 
 template <Model M, typename State>
@@ -130,6 +140,26 @@ class RoundReplicas {
   // Rounds done so far (equal on all workers after an epoch that was not halted).
   std::uint64_t RoundsDone() const { return replicas_.empty() ? 0 : replicas_[0].round; }
 
+  // After every worker's Setup, before the first epoch (coordinator, workers parked): the
+  // automatic period's first K, from the workers' calibrations (gossip_period.h).
+  void AfterSetup() {
+    if (!period_.automatic()) return;
+    period_.Start(Times());
+    SetPeriod();
+  }
+  // After an epoch (coordinator, workers parked): the period the epoch ran with and the share
+  // of wall time its rounds took; an automatic period adapts for the next epoch.
+  void MeasureRounds(EvalPoint& p) {
+    p.gossip_every = period_.every();
+    if (period_.Measure(Times())) SetPeriod();
+    p.gossip_share = period_.share();
+    for (State& s : replicas_) {
+      const RoundTimes calibration = s.times;
+      s.times = RoundTimes{.calib_round_s = calibration.calib_round_s,
+                           .calib_step_s = calibration.calib_step_s};
+    }
+  }
+
  protected:
   // `message_bytes`: the largest payload a worker sends in a round.
   RoundReplicas(const M& model, const RunPlan& plan, std::atomic<bool>& halt,
@@ -152,6 +182,11 @@ class RoundReplicas {
       }
     }
     steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.threads, Batch());
+    const Algorithm a = plan.config.algorithm;
+    // ecd's extrapolation is defined per step; dcd takes local steps only when asked for
+    // (compressed_gossip.h): auto is 1 for both.
+    const bool local_steps = a != Algorithm::kEcd && a != Algorithm::kDcd;
+    period_ = GossipPeriod(plan.config.gossip_every, local_steps, steps_per_epoch_);
     if (plan.live) tap_.Init(plan.threads, model.NumParams());
   }
 
@@ -165,6 +200,9 @@ class RoundReplicas {
     self.held.reserve(max_degree_);
     self.sources.reserve(max_degree_ + 1);
     self.link.emplace(plan_.specs.link.value_or(LinkSpec{}), plan_.threads);  // none: infinitely fast
+    self.every = period_.every();
+    self.until_round = self.every;
+    if (period_.automatic()) Calibrate(self, w);
     transport_->Bind(w);
     if (tap_.active()) tap_.Park(w, self.x);
     return self;
@@ -191,12 +229,55 @@ class RoundReplicas {
   // neighbours' messages into self.held (ExchangeRound). False: aborted, nothing held.
   bool Exchange(State& self, int w, std::span<const std::byte> payload) {
     return ExchangeRound(*transport_, topology_, w, self.round, payload, *self.link,
-                         plan_.specs.link_mode, self.time, self.held, Name().c_str());
+                         plan_.specs.link_mode, plan_.specs.link.has_value(), self.time, self.held,
+                         name_.c_str());
   }
+  // Applies this step's gradient g_i (taken at x_i) to `target` (x_i itself, or the mode's next
+  // replica): target_u <- (target_u - eta g_u) / (1 + eta l2_u), corral/step.h's ApplyStep. A
+  // linear model at batch 1 takes the fused form: the row's coordinates straight from the
+  // loss derivative, without filling and reading back a SparseGrad, in the same float
+  // operations in the same order as Gradient() + ApplyStep(), so the result is bit for bit
+  // the generic path's (the golden digests of `--gossip-every 1` runs do not move).
+  void Descend(State& self, std::span<float> target, float eta) const {
+    if constexpr (kIsLinear<M>) {
+      if (Batch() == 1) {
+        const SparseRow x = self.fused_row;
+        const std::size_t d = target.size();
+        float* const t = target.data();
+        for (std::size_t k = 0; k < x.nnz(); ++k) {
+          const std::uint32_t u = x.index[k];
+          if (u >= d) continue;
+          const float g = self.fused_dloss * x.value[k];
+          t[u] = (t[u] - eta * g) / (1.0f + eta * model_.L2Weight(u));
+        }
+        return;
+      }
+    }
+    ApplyStep(Params(target), *self.grad, eta);
+  }
+  // Counts a step towards the next round: true on the step that gossips (every `every`-th
+  // step, counted over all epochs: with a fixed K, exactly the steps s with (s + 1) % K == 0).
+  static bool RoundDue(State& self) {
+    if (--self.until_round != 0) return false;
+    self.until_round = self.every;
+    return true;
+  }
+  // Runs one round `gossip` (returns false when aborted), timing it in wall seconds: two vDSO
+  // clock reads, no system call.
+  template <typename Gossip>
+  static bool TimedRound(State& self, Gossip&& gossip) {
+    const double begin = WallSeconds();
+    const bool done = gossip();
+    self.times.round_s += WallSeconds() - begin;
+    ++self.times.rounds;
+    return done;
+  }
+
   // The settings every round-based mode ran with, for its Describe.
   void DescribeRounds(TrainResult& r) const {
     AddSetting(r, "topology", GossipTopologySpec(plan_.config));
-    AddSetting(r, "gossip_every", plan_.config.gossip_every);
+    AddSetting(r, "gossip_every", static_cast<std::int64_t>(period_.every()));
+    AddSetting(r, "gossip_auto", period_.automatic() ? std::string("yes") : std::string("no"));
     AddSetting(r, "link", plan_.config.link);
     AddSetting(r, "link_mode", plan_.config.link_mode);
   }
@@ -213,6 +294,13 @@ class RoundReplicas {
   std::atomic<bool>& halt_;
   const Topology topology_;
 
+  // Summary text: "every K steps (auto), rounds S% of the time".
+  std::string PeriodText(const EvalPoint& last) const {
+    return Printf("every %llu steps%s, rounds %.1f%% of the time",
+                  static_cast<unsigned long long>(period_.every()),
+                  period_.automatic() ? " (auto)" : "", 100.0 * last.gossip_share.value_or(0));
+  }
+
  private:
   template <typename Step>
   void Loop(State& self, int w, int epoch, std::atomic<std::uint64_t>& steps, Step& step) {
@@ -221,28 +309,116 @@ class RoundReplicas {
     const std::size_t batch = Batch();
     const std::size_t rows = self.order.size();
     self.time.cpu_mark = ThreadCpuSeconds();
-    for (std::size_t s = 0; s < steps_per_epoch_; ++s) {
+    const double began = WallSeconds();
+    constexpr std::size_t kAhead = 8;
+    std::size_t s = 0;
+    for (; s < steps_per_epoch_; ++s) {
       if (halt_.load(std::memory_order_relaxed)) {
         transport_->Abort();  // no neighbour may wait for a round this worker will not send
         break;
       }
       if (tap_.active()) tap_.Poll(w, self.x);  // a snapshot request: one copy of x_i
       for (std::size_t j = 0; j < batch; ++j) self.rows[j] = self.order[(s * batch + j) % rows];
-      model_.Gradient(Params(self.x), self.shard, std::span<const std::uint32_t>(self.rows),
-                      *self.grad, *self.workspace);
+      // kAhead steps ahead, as hogwild does: a shuffled epoch misses the cache on every row.
+      for (std::size_t j = 0; j < batch; ++j) {
+        PrefetchRow(self.shard, self.order[((s + kAhead) * batch + j) % rows]);
+      }
+      Gradient(self);
       if (!step(self, eta)) break;  // aborted: another worker failed or the run halted
       ++self.step;
       self.samples += batch;
       self.position = (s + 1) * batch;
       steps.store(self.samples, std::memory_order_relaxed);  // progress display only
     }
+    self.times.epoch_s += WallSeconds() - began;
+    self.times.steps += s;
     self.time.clock += ThreadCpuSeconds() - self.time.cpu_mark;
   }
 
+  // What one step and one round cost on worker w, measured in its setup for the automatic
+  // period's first K: a few steps' gradients applied to a scratch copy (the replica and the
+  // worker's random stream are untouched), up to kCalibrationSteps or kCalibrationS seconds,
+  // and the best of 3 mixes of the round's size (its degree + 1 models of d floats) plus the
+  // copy a send makes. Communication latency is not in it: the first epoch measures it.
+  void Calibrate(State& self, int w) {
+    constexpr std::size_t kCalibrationSteps = 256;
+    constexpr double kCalibrationS = 0.02;
+    std::vector<float> scratch(self.x);
+    const std::size_t rows = std::max<std::size_t>(1, self.shard.rows());
+    const std::size_t batch = Batch();
+    const double began = WallSeconds();
+    std::size_t n = 0;
+    double now = began;
+    while (n < kCalibrationSteps && (n < 8 || now - began < kCalibrationS)) {
+      for (std::size_t j = 0; j < batch; ++j) self.rows[j] = static_cast<std::uint32_t>((n * batch + j) % rows);
+      if (self.shard.rows() == 0) break;
+      Gradient(self);
+      Descend(self, scratch, 0.0f);
+      ++n;
+      now = WallSeconds();
+    }
+    self.times.calib_step_s = n > 0 ? (now - began) / static_cast<double>(n) : 0;
+    // Distinct models, as a round mixes (one source read d times would stay in L1): up to
+    // kCalibrationModels of them, the time scaled to the row's size.
+    constexpr std::size_t kCalibrationModels = 3;
+    const std::size_t sources = topology_.Neighbours(w).size() + 1;
+    const std::size_t models = std::min(sources, kCalibrationModels);
+    std::vector<std::vector<float>> copies(models - 1, self.x);
+    std::vector<MixSource> row{{1.0f / static_cast<float>(models), self.x.data()}};
+    for (const std::vector<float>& c : copies) row.push_back({1.0f / static_cast<float>(models), c.data()});
+    double best = 0;
+    for (int k = 0; k < 3; ++k) {
+      const double t = WallSeconds();
+      Mix(row, scratch);
+      std::copy(self.x.begin(), self.x.end(), scratch.begin());  // the send's copy
+      const double took = WallSeconds() - t;
+      best = k == 0 ? took : std::min(best, took);
+    }
+    // A real round's messages cross cores (written by the sender, read by the receiver): about
+    // twice this core-local pass (Zipf set, d = 100,000, 2 workers on a ring: ~75 us a round).
+    self.times.calib_round_s = kCrossCoreFactor * best * static_cast<double>(sources) /
+                               static_cast<double>(models);
+  }
+  static constexpr double kCrossCoreFactor = 2;
+
+  std::vector<RoundTimes> Times() const {
+    std::vector<RoundTimes> times;
+    for (const State& s : replicas_) times.push_back(s.times);
+    return times;
+  }
+  // Hands the period's K to every worker, each counting afresh to its next round (the same
+  // steps on all workers). Workers parked.
+  void SetPeriod() {
+    for (State& s : replicas_) {
+      s.every = period_.every();
+      s.until_round = s.every;
+    }
+  }
+
+  // g_i at x_i for this step's rows: into self.grad, or, for a linear model at batch 1, as the
+  // row and its loss derivative (Descend applies them). Margin and derivative are
+  // LinearModel::Gradient's own expressions (its 1/batch scale is 1 here).
+  void Gradient(State& self) const {
+    if constexpr (kIsLinear<M>) {
+      if (Batch() == 1) {
+        const std::uint32_t r = self.rows[0];
+        self.fused_row = self.shard.Row(r);
+        using Loss = typename LossOf<M>::type;
+        self.fused_dloss =
+            Loss::Derivative(model_.Margin(Params(self.x), self.fused_row), self.shard.Label(r));
+        return;
+      }
+    }
+    model_.Gradient(Params(self.x), self.shard, std::span<const std::uint32_t>(self.rows),
+                    *self.grad, *self.workspace);
+  }
+
+  const std::string name_ = Name();  // for error messages, built once
   std::unique_ptr<ShmTransport> transport_;
   ReplicaSet<State> replicas_;
   std::size_t max_degree_ = 0;
   std::size_t steps_per_epoch_ = 0;
+  GossipPeriod period_;  // coordinator-only; workers read their copy `every`
   ReplicaTap tap_;  // LiveModel snapshots; inactive (no copies) without one
 };
 

@@ -7,7 +7,10 @@
 //   j = a uniformly random neighbour of i in the topology (--topology, default ring)
 //   x_i, x_j <- (x_i + x_j) / 2      on both sides, exclusive with any other average of i or j
 //   x_i <- ApplyStep(x_i, g, eta)    corral/step.h: sparse, per-coordinate proximal L2
-// With --gossip-every K only every K-th step averages. One worker has no neighbour: serial SGD.
+// With --gossip-every K only every K-th step averages; with auto (the default) each worker picks
+// its own K so that its averages take about a tenth of its wall time (gossip_period.h: no
+// agreement is needed, nobody waits for a round), calibrated in its setup and adapted at each
+// of its epoch ends. One worker has no neighbour: serial SGD.
 //
 // Compressed exchange (--compress C, a Corral extension with CHOCO-SGD's public copies,
 // Koloskova et al. 2019): every directed edge i->j keeps h_ij, i's model as j knows it
@@ -71,6 +74,7 @@
 
 #include "engine/src/compress/compressor.h"
 #include "engine/src/modes/compressed_gossip_setup.h"
+#include "engine/src/gossip/gossip_period.h"
 #include "engine/src/gossip/mixing.h"
 #include "engine/src/gossip/replica_set.h"
 #include "engine/src/runtime/coordinator.h"
@@ -85,7 +89,6 @@ class AdpsgdMode {
   AdpsgdMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt),
         topology_(GossipTopology(plan.config, plan.threads, plan.worker_numa)),
-        gossip_every_(static_cast<std::uint64_t>(plan.config.gossip_every)),
         workers_(plan.threads),
         slots_(std::make_unique<Slot[]>(static_cast<std::size_t>(plan.threads))) {
     if (plan.specs.compress != "none") BuildEdges(plan.specs.compress);
@@ -96,6 +99,13 @@ class AdpsgdMode {
     self.Build(model_, plan_.train, w, plan_.threads, Batch());
     self.x.assign(plan_.initial.begin(), plan_.initial.end());  // first touch: NUMA-local
     if (!edges_.empty()) self.diff.resize(self.x.size());
+    const std::uint64_t steps = (EpochLength(w) + Batch() - 1) / Batch();
+    self.period = GossipPeriod(plan_.config.gossip_every, true, steps);
+    if (self.period.automatic()) {
+      Calibrate(self);
+      self.period.Start(std::span<const RoundTimes>(&self.times, 1));
+    }
+    self.until = self.period.every();
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
@@ -106,20 +116,42 @@ class AdpsgdMode {
     const std::span<const std::uint32_t> order(self.order);
     const Params x(self.x);
     const double cpu_start = ThreadCpuSeconds();
+    const double began = WallSeconds();
     for (std::size_t k = start; k < order.size(); k += batch) {
       if (halt_.load(std::memory_order_relaxed)) break;
       const std::size_t count = std::min(batch, order.size() - k);
       model_.Gradient(x, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
       AcquireOwn(w);
-      if ((self.step + 1) % gossip_every_ == 0) AverageWithANeighbour(self, w);
+      if (--self.until == 0) {  // with a fixed K: the steps s with (s + 1) % K == 0
+        self.until = self.period.every();
+        const double t = WallSeconds();
+        AverageWithANeighbour(self, w);
+        self.times.round_s += WallSeconds() - t;
+        ++self.times.rounds;
+      }
       ApplyStep(x, *self.grad, eta);
       Release(w);
       ++self.step;
+      ++self.times.steps;
       self.samples += count;
       self.position = k + count;
       steps.store(self.samples, std::memory_order_relaxed);  // progress display only
     }
+    self.times.epoch_s += WallSeconds() - began;
     self.clock += ThreadCpuSeconds() - cpu_start;
+    // This worker's period for its next epoch (its own: averages need no agreement).
+    self.epoch_every = self.period.every();
+    if (self.period.Measure(std::span<const RoundTimes>(&self.times, 1))) self.until = self.period.every();
+    self.epoch_share = self.period.share();
+    self.times = RoundTimes{};
+  }
+
+  // After an epoch (coordinator, workers parked): the largest period the workers averaged
+  // with and the mean share of their wall time the averages took.
+  void MeasureRounds(EvalPoint& p) const {
+    p.gossip_every = workers_.Max([](const State& s) { return s.epoch_every; });
+    p.gossip_share = workers_.Sum([](const State& s) { return s.epoch_share; }) /
+                     static_cast<double>(std::max<std::size_t>(1, workers_.size()));
   }
 
   std::uint64_t Position(int w) const { return workers_.Position(w); }
@@ -163,8 +195,9 @@ class AdpsgdMode {
     AddSetting(r, "topology", plan_.config.topology);
     AddSetting(r, "compress", compress);
     if (compress != "none") AddSetting(r, "gamma", r.gamma);
-    AddSetting(r, "gossip_every", plan_.config.gossip_every);
     const EvalPoint last = LastPoint(r);
+    AddSetting(r, "gossip_every", static_cast<std::int64_t>(last.gossip_every.value_or(1)));
+    AddSetting(r, "gossip_auto", plan_.config.gossip_every < 1 ? std::string("yes") : std::string("no"));
     if (!last.consensus) return;
     AddSummaryLine(r, "replicas",
                    Printf("%s, pairwise averages%s%s, consensus %.3g, virtual time %.2fs",
@@ -173,6 +206,10 @@ class AdpsgdMode {
                           compress == "none" ? "" : compress.c_str(), *last.consensus,
                           last.virtual_s));
     if (compress != "none") AddSummaryLine(r, "compression", Printf("gamma %.3g", r.gamma));
+    AddSummaryLine(r, "gossip", Printf("every %llu steps%s (the busiest worker's), averages %.1f%% of the time",
+                                       static_cast<unsigned long long>(last.gossip_every.value_or(1)),
+                                       plan_.config.gossip_every < 1 ? " (auto)" : "",
+                                       100.0 * last.gossip_share.value_or(0)));
   }
   // Worker w's replica: tests set different starting replicas from Setup.
   std::span<float> Replica(int w) { return workers_[w].x; }
@@ -187,7 +224,47 @@ class AdpsgdMode {
     std::uint64_t averages = 0;   // pairwise averages this worker started
     std::uint64_t skipped = 0;    // averages skipped: every neighbour's flag was busy
     double clock = 0;             // virtual seconds: this thread's CPU time in epochs
+    GossipPeriod period;          // steps between this worker's averages
+    std::uint64_t until = 1;      // steps left until its next average
+    RoundTimes times;             // this epoch's wall time in averages and in all
+    std::uint64_t epoch_every = 1;  // the period of its last epoch, and the share it measured
+    double epoch_share = 0;
   };
+
+  // The cost of a step and of an average on this worker, for its first automatic period: a few
+  // gradients applied to a scratch copy (the replica is untouched; up to 256 steps or 20 ms),
+  // and the best of 3 passes that read two models and write both, as an average does.
+  void Calibrate(State& self) {
+    std::vector<float> scratch(self.x);
+    std::vector<float> other(self.x);
+    const std::size_t rows = self.shard.rows();
+    if (rows == 0) return;
+    const std::size_t batch = std::min(Batch(), rows);
+    std::vector<std::uint32_t> pick(batch);
+    const double began = WallSeconds();
+    double now = began;
+    std::size_t n = 0;
+    while (n < 256 && (n < 8 || now - began < 0.02)) {
+      for (std::size_t j = 0; j < batch; ++j) pick[j] = static_cast<std::uint32_t>((n * batch + j) % rows);
+      model_.Gradient(Params(scratch), self.shard, pick, *self.grad, *self.workspace);
+      ApplyStep(Params(scratch), *self.grad, 0.0f);
+      ++n;
+      now = WallSeconds();
+    }
+    self.times.calib_step_s = (now - began) / static_cast<double>(n);
+    double best = 0;
+    for (int k = 0; k < 3; ++k) {
+      const double t = WallSeconds();
+      for (std::size_t u = 0; u < scratch.size(); ++u) {
+        const float mean = 0.5f * (scratch[u] + other[u]);
+        scratch[u] = mean;
+        other[u] = mean;
+      }
+      const double took = WallSeconds() - t;
+      best = k == 0 ? took : std::min(best, took);
+    }
+    self.times.calib_round_s = best;
+  }
   // Thread safety: `busy` is the replica's flag (see the header); `sent` is written only by
   // a worker holding `busy`, and read by the coordinator while the workers are parked.
   struct alignas(kCacheLine) Slot {
@@ -310,7 +387,6 @@ class AdpsgdMode {
   const RunPlan& plan_;
   std::atomic<bool>& halt_;
   const Topology topology_;
-  const std::uint64_t gossip_every_;
   ReplicaSet<State> workers_;
   std::unique_ptr<Slot[]> slots_;
   std::deque<Edge> edges_;        // compressed exchange only (stable addresses)

@@ -49,8 +49,7 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
   DpsgdMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : RoundReplicas<M, State>(model, plan, halt, model.NumParams() * sizeof(float)),
         order_(plan.config.algorithm == Algorithm::kLocal ? MixOrder::kStepThenMix
-                                                          : plan.config.mix_order),
-        gossip_every_(static_cast<std::uint64_t>(plan.config.gossip_every)) {}
+                                                          : plan.config.mix_order) {}
 
   void Setup(int w) {
     State& self = this->SetupWorker(w);
@@ -61,11 +60,11 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
   void Epoch(int w, int epoch, std::uint64_t /*start: see round_replicas.h*/,
              std::atomic<std::uint64_t>& steps) {
     this->RunEpoch(w, epoch, steps, [&](State& self, float eta) {
-      const bool round = (self.step + 1) % gossip_every_ == 0;
-      if (!round || order_ == MixOrder::kStepThenMix) ApplyStep(Params(self.x), *self.grad, eta);
+      const bool round = this->RoundDue(self);
+      if (!round || order_ == MixOrder::kStepThenMix) this->Descend(self, self.x, eta);
       if (round) {
-        if (!Gossip(self, w)) return false;
-        if (order_ == MixOrder::kMixThenStep) ApplyStep(Params(self.x), *self.grad, eta);
+        if (!this->TimedRound(self, [&] { return Gossip(self, w); })) return false;
+        if (order_ == MixOrder::kMixThenStep) this->Descend(self, self.x, eta);
       }
       return true;
     });
@@ -82,6 +81,7 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
                                            GossipTopologySpec(this->plan_.config).c_str(),
                                            std::string(ToString(order_)).c_str(), *last.consensus,
                                            last.virtual_s));
+      AddSummaryLine(r, "gossip", this->PeriodText(last));
     }
   }
 
@@ -103,7 +103,6 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
   }
 
   const MixOrder order_;
-  const std::uint64_t gossip_every_;
 };
 
 }  // namespace corral::internal

@@ -45,7 +45,7 @@ inline constexpr std::array<ModeInfo, 12> kModes{{
      "local SGD: exact averages (the complete graph) every --gossip-every steps; --link", false,
      LinkUse::kRounds},
     {Algorithm::kDcd, "dcd",
-     "DCD-PSGD: compressed model changes over --topology every step; --compress (unbiased), "
+     "DCD-PSGD: compressed model changes over --topology every --gossip-every steps; --compress (unbiased), "
      "--link, --strict",
      true, LinkUse::kRounds},
     {Algorithm::kEcd, "ecd",

@@ -17,6 +17,8 @@
 //   double Consensus() const;                            // (1/n) sum_i |x_i - mean|^2
 //   std::optional<double> VirtualSeconds() const;        // modelled time; nullopt: train_s
 //   std::optional<double> CompressRelError();            // mean |Q(z)-z|/|z| since last call
+//   void AfterSetup();                                   // every Setup done, before epoch 1
+//   void MeasureRounds(EvalPoint& p);                    // after an epoch: gossip_every, _share
 //   void Report(TrainResult& result) const;              // warnings and settings it chose
 //   void Describe(TrainResult& result) const;            // at the end: its settings and summary
 //                                                        //   lines (describe.h)
@@ -237,9 +239,23 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     guarded([&] { mode.Epoch(w, e, epoch_start[static_cast<std::size_t>(w)], steps); });
   };
 
-  Crew crew(threads, placement, setup, epoch);
+  // A worker's failure, in its setup or an epoch, is the run's kWorkerFailed (an Error as is).
+  const auto as_worker_failure = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& failure) {
+      throw Error(ErrorCode::kWorkerFailed, std::string("a worker failed: ") + failure.what());
+    } catch (...) {
+      throw Error(ErrorCode::kWorkerFailed, "a worker failed with an unknown exception");
+    }
+  };
+  std::optional<Crew> crew;  // setups may run the model (replica modes calibrate on it)
+  as_worker_failure([&] { crew.emplace(threads, placement, setup, epoch); });
+  if constexpr (requires { mode.AfterSetup(); }) mode.AfterSetup();
   result.placement = placement.report();
-  if (crew.pinned_workers() < threads) result.placement.pinned = false;
+  if (crew->pinned_workers() < threads) result.placement.pinned = false;
   // Snapshots from other threads (LiveModel): a mode's LiveSnapshot when it has one (replica
   // modes: served by the workers), else its Snapshot, which for the shared-model modes reads
   // the shared model with relaxed atomic loads and so may run concurrently with the workers.
@@ -295,15 +311,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
                             .wall_s = seconds_since(start),
                             .samples_per_s = elapsed > 0 ? done / elapsed : 0});
     };
-    try {
-      crew.RunEpoch(e, tick, config.time_limit_s > 0 ? 20 : 100);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::exception& failure) {
-      throw Error(ErrorCode::kWorkerFailed, std::string("a worker failed: ") + failure.what());
-    } catch (...) {
-      throw Error(ErrorCode::kWorkerFailed, "a worker failed with an unknown exception");
-    }
+    as_worker_failure([&] { crew->RunEpoch(e, tick, config.time_limit_s > 0 ? 20 : 100); });
     const double epoch_s = seconds_since(epoch_began);
     train_s += epoch_s;
     if constexpr (requires { mode.EndEpoch(); }) {
@@ -337,6 +345,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     if constexpr (requires { mode.CompressRelError(); }) {
       p.compress_rel_error = mode.CompressRelError();
     }
+    if constexpr (requires { mode.MeasureRounds(p); }) mode.MeasureRounds(p);
     EvaluateInto(model, std::span<const float>(snapshot), train, test, p);
     p.wall_s = seconds_since(start);
     divergence = guard.Check(result.history, p);

@@ -49,6 +49,8 @@ void MetricsWriter::Write(const EvalPoint& p) {
   if (p.test_rmse) j["test_rmse"] = *p.test_rmse;
   if (p.consensus) j["consensus"] = *p.consensus;
   if (p.compress_rel_error) j["compress_rel_error"] = *p.compress_rel_error;
+  if (p.gossip_every) j["gossip_every"] = *p.gossip_every;
+  if (p.gossip_share) j["gossip_share"] = *p.gossip_share;
   // JSON has no NaN: nlohmann writes a NaN loss as null, with "diverged": true beside it.
   Put(j.dump());
 }
@@ -89,6 +91,7 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
   }
   if (last.consensus) j["consensus"] = *last.consensus;
   if (last.compress_rel_error) j["compress_rel_error"] = *last.compress_rel_error;
+  if (last.gossip_share) j["gossip_share"] = *last.gossip_share;
   if (!r.warnings.empty()) j["warnings"] = r.warnings;
   Put(j.dump());
 }

@@ -1,0 +1,120 @@
+// How many local steps a synchronous replica mode takes between gossip rounds
+// (`--gossip-every`, TrainConfig::gossip_every). A fixed K >= 1 is the papers' setting (K = 1:
+// every step). `auto` (kGossipEveryAuto, the default of the replica modes) chooses K so that
+// the measured real-time cost of a round (encode, send, wait, receive, decode, mix) stays about
+// kTargetShare of the time:
+//   share(K) = c / (c + K s)  <=  t   <=>   K >= c (1 - t) / (t s)
+// for a round cost c and a step cost s (seconds, wall clock). A round moves O(d) floats while a
+// sparse step touches O(nnz) of them, so on a large sparse model K is in the thousands and on a
+// small or dense one it is a few.
+//
+// When K is decided. Every worker of a round must take its rounds at the same steps (a worker
+// waits for its neighbours' round r), so K changes only between epochs, decided on the
+// coordinator while the workers are parked, and every worker reads the same value:
+//  - before the first epoch, from a calibration each worker ran in its setup (Calibrate: a few
+//    gradient steps on a scratch copy and a mix of its round's size; no state changes);
+//  - after each epoch, from what the epoch measured (Measure: the wall time inside rounds and
+//    in the whole epoch, per worker), when the share left the band [kLow, kHigh] (hysteresis:
+//    a share that drifts inside the band keeps K, so K does not flap with timing noise).
+// K never exceeds an epoch's steps / kMinRoundsPerEpoch, so the replicas still meet a few times
+// per epoch. An automatic K makes results depend on timing: tests that compare parameters bit
+// for bit set K explicitly.
+//
+// Thread safety: RoundTimes and the calibration are owner-only during an epoch (the coordinator
+// reads them while the workers are parked); GossipPeriod is coordinator-only.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <span>
+
+namespace corral::internal {
+
+// Wall seconds from a monotonic clock. steady_clock reads the vDSO on Linux: about 20 ns and no
+// system call, unlike the thread CPU clock (mixing.h ThreadCpuSeconds).
+inline double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// One worker's measurements. Thread safety: owner-only during an epoch.
+struct RoundTimes {
+  double round_s = 0;        // wall seconds inside rounds, this epoch
+  double epoch_s = 0;        // wall seconds of the epoch's loop
+  std::uint64_t rounds = 0;  // rounds this epoch
+  std::uint64_t steps = 0;   // steps this epoch
+  double calib_round_s = 0;  // setup's estimate of one round (auto only)
+  double calib_step_s = 0;   // setup's estimate of one step (auto only)
+};
+
+class GossipPeriod {
+ public:
+  static constexpr double kTargetShare = 0.1;
+  static constexpr double kLow = 0.04;
+  static constexpr double kHigh = 0.2;
+  static constexpr std::uint64_t kMinRoundsPerEpoch = 16;
+  // What a calibration cannot see: handing a message to a neighbour through the transport and
+  // waiting for its own (doorbell, cache-line transfers, a neighbour a little behind). Measured
+  // on a9a (2 workers, ring): a round of 123 floats took about 2 us against a 0.1 us mix.
+  static constexpr double kRoundLatencyS = 2e-6;
+
+  // `configured`: TrainConfig::gossip_every (>= 1 fixed, kGossipEveryAuto); `local_steps`:
+  // false for a mode that must gossip every step (dcd, ecd: auto is then 1).
+  GossipPeriod() = default;  // fixed, every step
+  GossipPeriod(int configured, bool local_steps, std::uint64_t steps_per_epoch)
+      : automatic_(configured < 1 && local_steps),
+        every_(configured >= 1 ? static_cast<std::uint64_t>(configured) : 1),
+        cap_(std::max<std::uint64_t>(1, steps_per_epoch / kMinRoundsPerEpoch)) {}
+
+  bool automatic() const { return automatic_; }
+  std::uint64_t every() const { return every_; }
+  // The share of wall time the last epoch's rounds took (0 before any epoch).
+  double share() const { return share_; }
+
+  // The smallest K whose share is at most kTargetShare for round cost c and step cost s.
+  std::uint64_t ForCosts(double c, double s) const {
+    if (!(c > 0) || !(s > 0)) return every_;
+    const double k = std::ceil(c * (1 - kTargetShare) / (kTargetShare * s));
+    return std::clamp<std::uint64_t>(k < 1e18 ? static_cast<std::uint64_t>(k) : cap_, 1, cap_);
+  }
+
+  // Before the first epoch: K from the workers' calibrations (the slowest round, the mean step).
+  void Start(std::span<const RoundTimes> workers) {
+    if (!automatic_ || workers.empty()) return;
+    double round = 0, step = 0;
+    for (const RoundTimes& t : workers) {
+      round = std::max(round, t.calib_round_s);
+      step += t.calib_step_s / static_cast<double>(workers.size());
+    }
+    every_ = ForCosts(round + kRoundLatencyS, step);
+  }
+
+  // After an epoch: the measured share, and a new K when it left the band. Returns true when
+  // K changed.
+  bool Measure(std::span<const RoundTimes> workers) {
+    double round = 0, total = 0, rounds = 0, steps = 0;
+    for (const RoundTimes& t : workers) {
+      round += t.round_s;
+      total += t.epoch_s;
+      rounds += static_cast<double>(t.rounds);
+      steps += static_cast<double>(t.steps);
+    }
+    if (!(total > 0)) return false;
+    share_ = round / total;
+    if (!automatic_ || rounds == 0 || steps == 0) return false;
+    if (share_ >= kLow && share_ <= kHigh) return false;
+    const std::uint64_t next = ForCosts(round / rounds, (total - round) / steps);
+    if (next == every_) return false;
+    every_ = next;
+    return true;
+  }
+
+ private:
+  bool automatic_ = false;
+  std::uint64_t every_ = 1;
+  std::uint64_t cap_ = 1;
+  double share_ = 0;
+};
+
+}  // namespace corral::internal
