@@ -51,6 +51,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <corral/params.h>
@@ -146,6 +147,7 @@ class HogwildPPMode {
   std::uint64_t Position(int w) const { return workers_.Position(w); }
   std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
   std::uint64_t Samples() const { return workers_.Samples(); }
+  std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
   // The group replicas' mean.
   void Snapshot(std::span<float> out) const {
     MeanInto(Replicas(), out);

@@ -24,10 +24,13 @@
 #include <bit>
 #include <cstdint>
 #include <numeric>
+#include <span>
 #include <vector>
 
 #include <corral/dataset.h>
 #include <corral/params.h>
+
+#include "engine/src/runtime/epoch_layout.h"
 
 namespace corral::internal {
 
@@ -161,6 +164,22 @@ struct SplitRows {
     }
   }
 
+  // Rows of `stored` in `order` (a permutation of its rows): row k := stored row order[k]
+  // (--shuffle epoch, epoch_layout.h). Sized by the first copy (`*this = stored`), so no
+  // allocation here.
+  void Permute(const SplitRows& stored, std::span<const std::uint32_t> order) {
+    GatherRows<std::uint32_t, float>(stored.begin, order, begin, {stored.index.data(), index.data()},
+                                     {stored.value.data(), value.data()});
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      hot[k] = stored.hot[order[k]];
+      label[k] = stored.label[order[k]];
+    }
+  }
+  std::uint64_t Bytes() const {
+    return begin.size() * sizeof(std::uint64_t) + (hot.size() + index.size()) * sizeof(std::uint32_t) +
+           (value.size() + label.size()) * sizeof(float);
+  }
+
   // Row r's entries and label ahead of use (see PrefetchRow).
   void Prefetch(std::size_t r) const {
     __builtin_prefetch(index.data() + begin[r]);
@@ -213,17 +232,25 @@ struct HotCopy {
 // Thread safety: owner-only.
 struct HotWorker {
   const HotHead* head = nullptr;  // null: the plain loop
-  SplitRows rows;
+  SplitRows rows;    // what the fused loop reads: in storage order, or this epoch's (relayout)
+  SplitRows stored;  // --shuffle epoch: the rows in storage order; empty otherwise
   HotCopy copy;
   std::uint64_t syncs = 0;  // scheduled syncs so far (HotHead::SlotsAt)
   bool exclusive = false;   // the worker is the shared model's only writer
 
-  // On the worker's own thread (first touch).
-  void Build(const Dataset& shard, const HotHead& hot_head, bool only_writer) {
+  // On the worker's own thread (first touch). `relayout`: keep the rows in storage order in
+  // `stored` and lay `rows` out in each epoch's order (Permute), --shuffle epoch.
+  void Build(const Dataset& shard, const HotHead& hot_head, bool only_writer, bool relayout) {
     head = &hot_head;
     rows.Build(shard, hot_head);
+    if (relayout) stored = rows;
     exclusive = only_writer;
   }
+  bool relayout() const { return !stored.label.empty(); }
+  // rows := stored in `order`. \pre relayout()
+  void Permute(std::span<const std::uint32_t> order) { rows.Permute(stored, order); }
+  // The memory the epoch's copy takes beyond the stored rows.
+  std::uint64_t CopyBytes() const { return relayout() ? rows.Bytes() : 0; }
   // The scheduled sync, every HotHead::kSyncBase samples.
   void Sync(Params w) { copy.Sync(w, *head, exclusive, head->SlotsAt(++syncs)); }
   // All slots: at the end of an epoch or a stop.
