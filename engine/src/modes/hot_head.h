@@ -168,12 +168,18 @@ struct SplitRows {
   // (--shuffle epoch, epoch_layout.h). Sized by the first copy (`*this = stored`), so no
   // allocation here.
   void Permute(const SplitRows& stored, std::span<const std::uint32_t> order) {
-    GatherRows<std::uint32_t, float>(stored.begin, order, begin, {stored.index.data(), index.data()},
-                                     {stored.value.data(), value.data()});
-    for (std::size_t k = 0; k < order.size(); ++k) {
-      hot[k] = stored.hot[order[k]];
-      label[k] = stored.label[order[k]];
-    }
+    GatherRows(
+        stored.begin, order, begin,
+        [&](std::size_t k, std::uint32_t r) {
+          hot[k] = stored.hot[r];
+          label[k] = stored.label[r];
+        },
+        [&](std::uint32_t r) {
+          __builtin_prefetch(stored.hot.data() + r);
+          __builtin_prefetch(stored.label.data() + r);
+        },
+        std::pair<const std::uint32_t*, std::uint32_t*>{stored.index.data(), index.data()},
+        std::pair<const float*, float*>{stored.value.data(), value.data()});
   }
   std::uint64_t Bytes() const {
     return begin.size() * sizeof(std::uint64_t) + (hot.size() + index.size()) * sizeof(std::uint32_t) +
@@ -243,7 +249,14 @@ struct HotWorker {
   void Build(const Dataset& shard, const HotHead& hot_head, bool only_writer, bool relayout) {
     head = &hot_head;
     rows.Build(shard, hot_head);
-    if (relayout) stored = rows;
+    if (relayout) {
+      ReserveHugePages(stored.begin, rows.begin.size());
+      ReserveHugePages(stored.hot, rows.hot.size());
+      ReserveHugePages(stored.index, rows.index.size());
+      ReserveHugePages(stored.value, rows.value.size());
+      ReserveHugePages(stored.label, rows.label.size());
+      stored = rows;
+    }
     exclusive = only_writer;
   }
   bool relayout() const { return !stored.label.empty(); }

@@ -10,6 +10,8 @@
 // allocated once before training (never per epoch) and first touched by the worker.
 #pragma once
 
+#include <sys/mman.h>
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -24,26 +26,77 @@
 
 namespace corral::internal {
 
-// Rows gathered in order: a row's start is prefetched this many rows ahead of its copy.
+// Makes room for `n` elements in the empty vector `v` and advises the kernel to back the room
+// with transparent huge pages, before anything touches it (Linux's THP "madvise" mode only
+// gives them to advised ranges, and only at the first touch). Huge pages matter to the
+// gather: its reads are random over the whole shard, and with 4 KiB pages nearly each is a
+// TLB miss too. Advice only: where refused (or not Linux) the pages are small, nothing else.
+template <typename T>
+void ReserveHugePages(std::vector<T>& v, std::size_t n) {
+  v.reserve(n);
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+  const std::uintptr_t first = (begin + kHugePage - 1) & ~(kHugePage - 1);
+  const std::uintptr_t last = (begin + n * sizeof(T)) & ~(kHugePage - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#endif
+}
+
+// Rows gathered in order: a row's offsets are prefetched 2 x kGatherAhead rows ahead of its
+// copy and its entries (first and last line) kGatherAhead rows ahead, once its offsets are in
+// cache: the reads are random, so the gather's speed is how many misses it keeps in flight.
 inline constexpr std::size_t kGatherAhead = 16;
+
+// count entries from src to dst. Rows are short (a few dozen entries): a libc memcpy call per
+// row cost as much as the SGD steps on the Zipf set (perf), so whole 32-byte blocks are moved
+// with fixed-size copies the compiler inlines, and the rest one by one. The empty asm makes
+// the index opaque: without it GCC recognises both loops as a memcpy and calls libc again.
+template <typename T>
+inline void CopyEntries(T* __restrict dst, const T* __restrict src, std::uint64_t count) {
+  constexpr std::uint64_t kBlock = 32 / sizeof(T);
+  std::uint64_t j = 0;
+  for (; j + kBlock <= count; j += kBlock) {
+    std::memcpy(dst + j, src + j, kBlock * sizeof(T));
+    asm("" : "+r"(j));
+  }
+  for (; j < count; ++j) {
+    dst[j] = src[j];
+    asm("" : "+r"(j));
+  }
+}
 
 // dst row k = src row order[k], for CSR arrays given as row offsets and any number of entry
 // arrays (index, value): `dst_begin` and each destination array are already sized like the
-// source's. `order` is a permutation of the source's rows.
-template <typename... Entry>
+// source's. `order` is a permutation of the source's rows. `row(k, r)` copies what else row r
+// has (its label, ...), `prefetch_row(r)` asks for it ahead.
+template <typename Row, typename PrefetchRow, typename... Entry>
 void GatherRows(std::span<const std::uint64_t> src_begin, std::span<const std::uint32_t> order,
-                std::span<std::uint64_t> dst_begin, std::pair<const Entry*, Entry*>... entries) {
+                std::span<std::uint64_t> dst_begin, Row row, PrefetchRow prefetch_row,
+                std::pair<const Entry*, Entry*>... entries) {
   std::uint64_t at = 0;
   dst_begin[0] = 0;
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    if (k + kGatherAhead < order.size()) {
-      const std::uint64_t ahead = src_begin[order[k + kGatherAhead]];
-      (__builtin_prefetch(entries.first + ahead), ...);
+  const std::size_t n = order.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k + 2 * kGatherAhead < n) {
+      const std::uint32_t far = order[k + 2 * kGatherAhead];
+      __builtin_prefetch(src_begin.data() + far);
+      prefetch_row(far);
+    }
+    if (k + kGatherAhead < n) {
+      const std::uint32_t ahead = order[k + kGatherAhead];
+      const std::uint64_t first = src_begin[ahead];
+      const std::uint64_t last = src_begin[ahead + 1];
+      if (last > first) {
+        (__builtin_prefetch(entries.first + first), ...);
+        (__builtin_prefetch(entries.first + last - 1), ...);
+      }
     }
     const std::uint32_t r = order[k];
     const std::uint64_t first = src_begin[r];
     const std::uint64_t count = src_begin[r + 1] - first;
-    ((std::memcpy(entries.second + at, entries.first + first, count * sizeof(Entry))), ...);
+    (CopyEntries(entries.second + at, entries.first + first, count), ...);
+    row(k, r);
     at += count;
     dst_begin[k + 1] = at;
   }
@@ -53,26 +106,12 @@ void GatherRows(std::span<const std::uint64_t> src_begin, std::span<const std::u
 // Thread safety: owner-only (built and permuted by its worker, on the worker's thread).
 class EpochLayout {
  public:
-  // Keeps `stored` (the worker's shard) and allocates the permuted copy, filled in storage
-  // order until the first Permute. On the worker's thread (first touch).
-  void Build(Dataset stored) {
-    stored_ = std::move(stored);
-    auto copy = std::make_shared<Arrays>();
-    copy->value.assign(stored_.value().begin(), stored_.value().end());
-    copy->label.assign(stored_.labels().begin(), stored_.labels().end());
-    if (stored_.is_dense()) {
-      view_ = Dataset::WrapDense(copy->value, copy->label, stored_.num_features(), copy, stored_.name());
-    } else {
-      copy->row_ptr.assign(stored_.row_ptr().begin(), stored_.row_ptr().end());
-      copy->index.assign(stored_.index().begin(), stored_.index().end());
-      const CsrView csr{.row_ptr = copy->row_ptr,
-                        .index = copy->index,
-                        .value = copy->value,
-                        .label = copy->label,
-                        .num_features = stored_.num_features()};
-      view_ = Dataset::WrapSparse(csr, copy, stored_.name()).WithRatings(stored_.ratings_shared());
-    }
-    copy_ = std::move(copy);
+  // Takes the worker's shard as the stored rows and allocates the permuted copy (filled in
+  // storage order until the first Permute), both in huge pages. On the worker's thread (first
+  // touch). While it runs, the shard exists three times.
+  void Build(const Dataset& shard) {
+    stored_ = Own(shard, stored_arrays_);
+    view_ = Own(shard, copy_);
   }
 
   bool active() const { return copy_ != nullptr; }
@@ -89,8 +128,8 @@ class EpochLayout {
   // arrays are ours and not const; view() sees them through const spans.
   void Permute(std::span<const std::uint32_t> order) {
     Arrays& c = *copy_;
-    const std::span<const float> labels = stored_.labels();
-    for (std::size_t k = 0; k < order.size(); ++k) c.label[k] = labels[order[k]];
+    const float* labels = stored_.labels().data();
+    float* label = c.label.data();
     if (stored_.is_dense()) {
       const std::size_t f = stored_.num_features();
       for (std::size_t k = 0; k < order.size(); ++k) {
@@ -98,12 +137,15 @@ class EpochLayout {
           __builtin_prefetch(stored_.value().data() + order[k + kGatherAhead] * f);
         }
         std::memcpy(c.value.data() + k * f, stored_.value().data() + order[k] * f, f * sizeof(float));
+        label[k] = labels[order[k]];
       }
       return;
     }
-    GatherRows<std::uint32_t, float>(stored_.row_ptr(), order, c.row_ptr,
-                                     {stored_.index().data(), c.index.data()},
-                                     {stored_.value().data(), c.value.data()});
+    GatherRows(
+        stored_.row_ptr(), order, c.row_ptr, [&](std::size_t k, std::uint32_t r) { label[k] = labels[r]; },
+        [&](std::uint32_t r) { __builtin_prefetch(labels + r); },
+        std::pair<const std::uint32_t*, std::uint32_t*>{stored_.index().data(), c.index.data()},
+        std::pair<const float*, float*>{stored_.value().data(), c.value.data()});
   }
 
  private:
@@ -113,8 +155,32 @@ class EpochLayout {
     std::vector<float> value;
     std::vector<float> label;
   };
-  Dataset stored_;
-  std::shared_ptr<Arrays> copy_;  // view_ keeps it alive too
+  // A copy of `rows` in fresh `arrays` (huge pages where the kernel agrees), as a Dataset.
+  static Dataset Own(const Dataset& rows, std::shared_ptr<Arrays>& arrays) {
+    arrays = std::make_shared<Arrays>();
+    Arrays& a = *arrays;
+    ReserveHugePages(a.value, rows.value().size());
+    a.value.assign(rows.value().begin(), rows.value().end());
+    ReserveHugePages(a.label, rows.labels().size());
+    a.label.assign(rows.labels().begin(), rows.labels().end());
+    if (rows.is_dense()) {
+      return Dataset::WrapDense(a.value, a.label, rows.num_features(), arrays, rows.name());
+    }
+    ReserveHugePages(a.row_ptr, rows.row_ptr().size());
+    a.row_ptr.assign(rows.row_ptr().begin(), rows.row_ptr().end());
+    ReserveHugePages(a.index, rows.index().size());
+    a.index.assign(rows.index().begin(), rows.index().end());
+    const CsrView csr{.row_ptr = a.row_ptr,
+                      .index = a.index,
+                      .value = a.value,
+                      .label = a.label,
+                      .num_features = rows.num_features()};
+    return Dataset::WrapSparse(csr, arrays, rows.name()).WithRatings(rows.ratings_shared());
+  }
+
+  Dataset stored_;                        // the worker's rows in storage order
+  std::shared_ptr<Arrays> stored_arrays_;  // stored_'s arrays (stored_ keeps them alive too)
+  std::shared_ptr<Arrays> copy_;          // the epoch's copy (view_ keeps it alive too)
   Dataset view_;
 };
 

@@ -88,7 +88,7 @@ struct alignas(kCacheLine) ShardWorker {
     workspace.emplace(model.MakeWorkspace(batch));
     shuffle = visiting;
     if (shuffle == Shuffle::kEpoch) {
-      layout.Build(std::move(shard));
+      layout.Build(shard);
       shard = layout.view();
     }
   }
