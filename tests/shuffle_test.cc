@@ -1,6 +1,7 @@
 // --shuffle (engine/src/runtime/epoch_layout.h): epoch visits exactly index's samples in
 // index's order (row by row, and so every run's parameters bit for bit), off visits storage
 // order, the flag's bad values and the memory fallback are reported.
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -110,6 +111,28 @@ TEST(Shuffle, EpochLaysOutDenseRowsToo) {
   Start(epoch, data, model, Shuffle::kEpoch, 0, 1, 1);
   EXPECT_TRUE(epoch.shard.is_dense());
   EXPECT_EQ(VisitDataset(epoch), VisitDataset(index));
+}
+
+// A stop must not wait for a large shard's copy: it ends within kStopCheckRows rows.
+TEST(Shuffle, TheCopyStopsOnHalt) {
+  const Dataset data = MakeSyntheticClassification({.rows = 3 * kStopCheckRows, .features = 50, .seed = 4}, 0).train;
+  std::vector<std::uint32_t> reverse(data.rows());
+  for (std::size_t k = 0; k < reverse.size(); ++k) reverse[k] = static_cast<std::uint32_t>(reverse.size() - 1 - k);
+  EpochLayout layout;
+  layout.Build(data);
+  std::atomic<bool> halt{true};
+  layout.Permute(reverse, &halt);
+  const auto values = [](const Dataset& d, std::size_t r) {
+    return std::vector<float>(d.Row(r).value.begin(), d.Row(r).value.end());
+  };
+  ASSERT_NE(values(data, 0), values(data, reverse[0]));
+  EXPECT_EQ(values(layout.view(), 0), values(data, 0)) << "copied although halted";
+  halt.store(false, std::memory_order_relaxed);
+  layout.Permute(reverse, &halt);
+  for (std::size_t k = 0; k < reverse.size(); ++k) {
+    ASSERT_EQ(values(layout.view(), k), values(data, reverse[k])) << k;
+    ASSERT_EQ(layout.view().Label(k), data.Label(reverse[k])) << k;
+  }
 }
 
 TEST(Shuffle, OffVisitsStorageOrder) {

@@ -43,13 +43,14 @@ struct HogwildWorker : ShardWorker<M> {
 
   // ShardWorker's, for the split rows too: with a hot head and --shuffle epoch they are what
   // the epoch's order re-lays out.
-  void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start) {
+  void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start,
+                  const std::atomic<bool>* halt = nullptr) {
     if (!hot.relayout()) {
-      ShardWorker<M>::BeginEpoch(seed, epoch, w, start);
+      ShardWorker<M>::BeginEpoch(seed, epoch, w, start, halt);
       return;
     }
     this->DrawOrder(seed, epoch, w);
-    hot.Permute(this->order);
+    hot.Permute(this->order, halt);
     std::iota(this->order.begin(), this->order.end(), 0u);
     this->position = start;
   }
@@ -197,7 +198,7 @@ class HogwildMode {
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
     State& self = workers_[w];
-    self.BeginEpoch(plan_.config.seed, epoch, w, start);
+    self.BeginEpoch(plan_.config.seed, epoch, w, start, &halt_);  // both loops check halt_ first
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
     constexpr std::size_t kChunk = 256;  // samples between halt checks and progress reports

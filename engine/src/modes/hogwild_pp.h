@@ -131,7 +131,7 @@ class HogwildPPMode {
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
     State& self = workers_[w];
-    self.BeginEpoch(plan_.config.seed, epoch, w, start);
+    self.BeginEpoch(plan_.config.seed, epoch, w, start, &halt_);  // HogwildSteps checks halt_ first
     const int g = GroupOf(w);
     const Params x(groups_[static_cast<std::size_t>(g)].x);
     try {

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <numeric>
@@ -167,9 +168,10 @@ struct SplitRows {
   // Rows of `stored` in `order` (a permutation of its rows): row k := stored row order[k]
   // (--shuffle epoch, epoch_layout.h). Sized by the first copy (`*this = stored`), so no
   // allocation here.
-  void Permute(const SplitRows& stored, std::span<const std::uint32_t> order) {
+  void Permute(const SplitRows& stored, std::span<const std::uint32_t> order,
+               const std::atomic<bool>* halt = nullptr) {
     GatherRows(
-        stored.begin, order, begin,
+        stored.begin, order, begin, halt,
         [&](std::size_t k, std::uint32_t r) {
           hot[k] = stored.hot[r];
           label[k] = stored.label[r];
@@ -261,7 +263,9 @@ struct HotWorker {
   }
   bool relayout() const { return !stored.label.empty(); }
   // rows := stored in `order`. \pre relayout()
-  void Permute(std::span<const std::uint32_t> order) { rows.Permute(stored, order); }
+  void Permute(std::span<const std::uint32_t> order, const std::atomic<bool>* halt) {
+    rows.Permute(stored, order, halt);
+  }
   // The memory the epoch's copy takes beyond the stored rows.
   std::uint64_t CopyBytes() const { return relayout() ? rows.Bytes() : 0; }
   // The scheduled sync, every HotHead::kSyncBase samples.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <concepts>
 #include <cstdint>
 #include <numeric>
@@ -93,11 +94,14 @@ struct alignas(kCacheLine) ShardWorker {
     }
   }
 
-  // A fresh visiting order for epoch `epoch`, starting `start` samples in (resume).
-  void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start) {
+  // A fresh visiting order for epoch `epoch`, starting `start` samples in (resume). With
+  // `halt`, the copy (--shuffle epoch) stops early once it is set: the caller must then take
+  // no step (the rows are laid out only in part).
+  void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start,
+                  const std::atomic<bool>* halt = nullptr) {
     DrawOrder(seed, epoch, w);
     if (layout.active()) {
-      layout.Permute(order);
+      layout.Permute(order, halt);
       std::iota(order.begin(), order.end(), 0u);
     }
     position = start;
