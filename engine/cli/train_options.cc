@@ -76,6 +76,11 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--seed", c.seed, "Random seed")->capture_default_str();
   cmd->add_option("--pin", o.pin, "Thread placement: compact, scatter, none")
       ->capture_default_str();
+  cmd->add_option("--shuffle", o.shuffle,
+                  "Visiting order: epoch (shuffled each epoch, rows copied into that order and "
+                  "streamed; index when memory is short), index (the same order, rows read in "
+                  "place), off (storage order)")
+      ->capture_default_str();
   cmd->add_option("--target-loss", c.target_loss,
                   "Stop once the objective at an epoch end is at or below this");
   cmd->add_option("--time-limit", c.time_limit_s,
@@ -147,6 +152,7 @@ void ResolveConfig(TrainOptions& o) {
   config.algorithm = ParseAlgorithm(o.algo);
   config.model = ParseModel(o.model);
   config.pin = ParsePin(o.pin);
+  config.shuffle = ParseShuffle(o.shuffle);
   config.rounding = ParseRounding(o.rounding);
   config.mix_order = ParseMixOrder(o.mix_order);
   config.l2 = o.l2;

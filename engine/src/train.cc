@@ -76,6 +76,11 @@ constexpr std::array<std::pair<std::string_view, Pin>, 3> kPins{{
     {"scatter", Pin::kScatter},
     {"none", Pin::kNone},
 }};
+constexpr std::array<std::pair<std::string_view, Shuffle>, 3> kShuffles{{
+    {"epoch", Shuffle::kEpoch},
+    {"index", Shuffle::kIndex},
+    {"off", Shuffle::kOff},
+}};
 
 template <typename Enum, std::size_t N>
 std::string_view NameOf(Enum value, const std::array<std::pair<std::string_view, Enum>, N>& names) {
@@ -102,6 +107,8 @@ Rounding ParseRounding(std::string_view name) { return ParseName("rounding", nam
 Algorithm ParseAlgorithm(std::string_view name) { return ParseName("algorithm", name, kAlgorithms); }
 ModelKind ParseModel(std::string_view name) { return ParseName("model", name, kModels); }
 Pin ParsePin(std::string_view name) { return ParseName("pin policy", name, kPins); }
+std::string_view ToString(Shuffle s) { return NameOf(s, kShuffles); }
+Shuffle ParseShuffle(std::string_view name) { return ParseName("--shuffle value", name, kShuffles); }
 
 std::string AlgorithmHelp() {
   constexpr std::size_t kColumn = 11;  // the longest name, hogwild++, and a space

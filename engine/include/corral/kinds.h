@@ -1,4 +1,4 @@
-// The named axes of a run: algorithm, model, placement. Each has the spelling the CLI takes.
+// The named axes of a run: algorithm, model, placement, shuffling. Each has the spelling the CLI takes.
 #pragma once
 
 #include <string_view>
@@ -47,16 +47,26 @@ enum class Pin {
   kNone,     // leave placement to the OS
 };
 
+// The order a worker visits its shard in, epoch by epoch (README, "Shuffling"). kEpoch and
+// kIndex visit the same samples in the same order; they differ only in how rows are read.
+enum class Shuffle {
+  kEpoch,  // a fresh permutation each epoch, the rows copied into it and read as a stream
+  kIndex,  // the same permutation, the rows read through it where they are stored
+  kOff,    // storage order every epoch (no shuffling; for measuring what shuffling costs)
+};
+
 // Names as the CLI spells them; Parse* throw corral::Error (kBadConfig) listing valid values.
 std::string_view ToString(Algorithm a);
 std::string_view ToString(ModelKind m);
 std::string_view ToString(Pin p);
 std::string_view ToString(Rounding r);
 std::string_view ToString(MixOrder m);
+std::string_view ToString(Shuffle s);
 Algorithm ParseAlgorithm(std::string_view name);
 ModelKind ParseModel(std::string_view name);
 Pin ParsePin(std::string_view name);
 Rounding ParseRounding(std::string_view name);
 MixOrder ParseMixOrder(std::string_view name);
+Shuffle ParseShuffle(std::string_view name);
 
 }  // namespace corral

@@ -57,6 +57,11 @@ struct TrainConfig {
   std::uint64_t seed = 1;
   // Thread placement: compact, scatter or none.
   Pin pin = Pin::kCompact;
+  // Visiting order: epoch (a fresh random order every epoch, each worker's rows copied into it
+  // and read as a stream: one extra copy of the data set, falling back to index when that does
+  // not fit in memory), index (the same order, rows read where they lie) or off (storage order).
+  // epoch and index visit the same samples in the same order: results are identical.
+  Shuffle shuffle = Shuffle::kEpoch;
   // Write one JSON line per evaluation point and a summary line to this file (none if empty).
   std::string metrics_path;
   // Stop once the objective at an evaluation point is at or below this value.
@@ -225,6 +230,11 @@ struct TrainResult {
   double gamma = 0;            // choco: the consensus step size used
   int hot_coords = 0;          // hogwild, hogwild++: coordinates each worker kept a private copy of
   int hot_sync = 0;            // ... and updates of a coordinate between its syncs (0: no copy)
+  // The visiting order used: TrainConfig::shuffle, or index where epoch fell back (memory, or a
+  // mode that does not re-lay out its rows) ...
+  Shuffle shuffle = Shuffle::kIndex;
+  // ... and, for epoch, the memory its re-laid-out copies took (one shard copy per worker).
+  std::uint64_t shuffle_copy_bytes = 0;
   // What the algorithm reports about itself: its settings (the metrics summary adds them) and
   // its lines of the run's summary as (label, text) (the CLI prints them after the common ones).
   std::vector<ModeSetting> settings;

@@ -19,7 +19,9 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <numeric>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <corral/step.h>
@@ -38,6 +40,21 @@ template <typename M>
 struct HogwildWorker : ShardWorker<M> {
   std::vector<float> shrink;  // fused linear loop: this epoch's 1 / (1 + eta * l2_u)
   HotWorker hot;              // fused linear loop: the hot head, when the mode uses one
+
+  // ShardWorker's, for the split rows too: with a hot head and --shuffle epoch they are what
+  // the epoch's order re-lays out.
+  void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start,
+                  const std::atomic<bool>* halt = nullptr) {
+    if (!hot.relayout()) {
+      ShardWorker<M>::BeginEpoch(seed, epoch, w, start, halt);
+      return;
+    }
+    this->DrawOrder(seed, epoch, w);
+    hot.Permute(this->order, halt);
+    std::iota(this->order.begin(), this->order.end(), 0u);
+    this->position = start;
+  }
+  std::uint64_t ShuffleCopyBytes() const { return ShardWorker<M>::ShuffleCopyBytes() + hot.CopyBytes(); }
 };
 
 // One epoch of worker `self`'s HOGWILD! steps on the model `w`, which other workers may read
@@ -136,11 +153,17 @@ HotHead PlanHotHead(const M& model, const RunPlan& plan) {
 template <typename M, typename State>
 void BuildHotWorker(State& self, const M& model, const RunPlan& plan, int w, const HotHead& head,
                     bool exclusive) {
-  self.Build(model, plan.train, w, plan.threads, static_cast<std::size_t>(plan.config.batch));
-  if (!head.empty()) {
-    self.hot.Build(self.shard, head, exclusive);
-    self.shard = Dataset();  // the split rows hold everything the fused loop reads
+  const auto batch = static_cast<std::size_t>(plan.config.batch);
+  if (head.empty()) {
+    self.Build(model, plan.train, w, plan.threads, batch, plan.shuffle);
+    return;
   }
+  // The split rows are what --shuffle epoch re-lays out here, not the shard.
+  const bool relayout = plan.shuffle == Shuffle::kEpoch;
+  self.Build(model, plan.train, w, plan.threads, batch, relayout ? Shuffle::kIndex : plan.shuffle);
+  self.hot.Build(self.shard, head, exclusive, relayout);
+  self.shard = Dataset();  // the split rows hold everything the fused loop reads
+  self.shuffle = plan.shuffle;
 }
 
 inline void ReportHotHead(const HotHead& head, TrainResult& result) {
@@ -175,7 +198,7 @@ class HogwildMode {
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
     State& self = workers_[w];
-    self.BeginEpoch(plan_.config.seed, epoch, w, start);
+    self.BeginEpoch(plan_.config.seed, epoch, w, start, &halt_);  // both loops check halt_ first
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
     constexpr std::size_t kChunk = 256;  // samples between halt checks and progress reports
@@ -204,6 +227,7 @@ class HogwildMode {
   std::uint64_t Position(int w) const { return workers_.Position(w); }
   std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
   std::uint64_t Samples() const { return workers_.Samples(); }
+  std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
   // The shared model read with relaxed atomic loads: safe beside the workers (LiveModel).
   static constexpr bool kSnapshotWhileRunning = true;
   void Snapshot(std::span<float> out) const { w_.CopyTo(out); }

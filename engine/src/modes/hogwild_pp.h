@@ -51,6 +51,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <corral/params.h>
@@ -130,7 +131,7 @@ class HogwildPPMode {
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
     State& self = workers_[w];
-    self.BeginEpoch(plan_.config.seed, epoch, w, start);
+    self.BeginEpoch(plan_.config.seed, epoch, w, start, &halt_);  // HogwildSteps checks halt_ first
     const int g = GroupOf(w);
     const Params x(groups_[static_cast<std::size_t>(g)].x);
     try {
@@ -146,6 +147,7 @@ class HogwildPPMode {
   std::uint64_t Position(int w) const { return workers_.Position(w); }
   std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
   std::uint64_t Samples() const { return workers_.Samples(); }
+  std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
   // The group replicas' mean.
   void Snapshot(std::span<float> out) const {
     MeanInto(Replicas(), out);

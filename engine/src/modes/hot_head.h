@@ -21,13 +21,17 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <numeric>
+#include <span>
 #include <vector>
 
 #include <corral/dataset.h>
 #include <corral/params.h>
+
+#include "engine/src/runtime/epoch_layout.h"
 
 namespace corral::internal {
 
@@ -161,6 +165,29 @@ struct SplitRows {
     }
   }
 
+  // Rows of `stored` in `order` (a permutation of its rows): row k := stored row order[k]
+  // (--shuffle epoch, epoch_layout.h). Sized by the first copy (`*this = stored`), so no
+  // allocation here.
+  void Permute(const SplitRows& stored, std::span<const std::uint32_t> order,
+               const std::atomic<bool>* halt = nullptr) {
+    GatherRows(
+        stored.begin, order, begin, halt,
+        [&](std::size_t k, std::uint32_t r) {
+          hot[k] = stored.hot[r];
+          label[k] = stored.label[r];
+        },
+        [&](std::uint32_t r) {
+          __builtin_prefetch(stored.hot.data() + r);
+          __builtin_prefetch(stored.label.data() + r);
+        },
+        std::pair<const std::uint32_t*, std::uint32_t*>{stored.index.data(), index.data()},
+        std::pair<const float*, float*>{stored.value.data(), value.data()});
+  }
+  std::uint64_t Bytes() const {
+    return begin.size() * sizeof(std::uint64_t) + (hot.size() + index.size()) * sizeof(std::uint32_t) +
+           (value.size() + label.size()) * sizeof(float);
+  }
+
   // Row r's entries and label ahead of use (see PrefetchRow).
   void Prefetch(std::size_t r) const {
     __builtin_prefetch(index.data() + begin[r]);
@@ -213,17 +240,34 @@ struct HotCopy {
 // Thread safety: owner-only.
 struct HotWorker {
   const HotHead* head = nullptr;  // null: the plain loop
-  SplitRows rows;
+  SplitRows rows;    // what the fused loop reads: in storage order, or this epoch's (relayout)
+  SplitRows stored;  // --shuffle epoch: the rows in storage order; empty otherwise
   HotCopy copy;
   std::uint64_t syncs = 0;  // scheduled syncs so far (HotHead::SlotsAt)
   bool exclusive = false;   // the worker is the shared model's only writer
 
-  // On the worker's own thread (first touch).
-  void Build(const Dataset& shard, const HotHead& hot_head, bool only_writer) {
+  // On the worker's own thread (first touch). `relayout`: keep the rows in storage order in
+  // `stored` and lay `rows` out in each epoch's order (Permute), --shuffle epoch.
+  void Build(const Dataset& shard, const HotHead& hot_head, bool only_writer, bool relayout) {
     head = &hot_head;
     rows.Build(shard, hot_head);
+    if (relayout) {
+      ReserveHugePages(stored.begin, rows.begin.size());
+      ReserveHugePages(stored.hot, rows.hot.size());
+      ReserveHugePages(stored.index, rows.index.size());
+      ReserveHugePages(stored.value, rows.value.size());
+      ReserveHugePages(stored.label, rows.label.size());
+      stored = rows;
+    }
     exclusive = only_writer;
   }
+  bool relayout() const { return !stored.label.empty(); }
+  // rows := stored in `order`. \pre relayout()
+  void Permute(std::span<const std::uint32_t> order, const std::atomic<bool>* halt) {
+    rows.Permute(stored, order, halt);
+  }
+  // The memory the epoch's copy takes beyond the stored rows.
+  std::uint64_t CopyBytes() const { return relayout() ? rows.Bytes() : 0; }
   // The scheduled sync, every HotHead::kSyncBase samples.
   void Sync(Params w) { copy.Sync(w, *head, exclusive, head->SlotsAt(++syncs)); }
   // All slots: at the end of an epoch or a stop.

@@ -31,6 +31,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <corral/dense_grad.h>
@@ -73,7 +74,7 @@ class SyncMode {
 
   void Setup(int w) {
     State& self = workers_[w];
-    self.Build(model_, plan_.train, w, plan_.threads, Batch());
+    self.Build(model_, plan_.train, w, plan_.threads, Batch(), plan_.shuffle);
     self.rows.resize(Batch());
     if (plan_.config.algorithm == Algorithm::kQsgd) {
       const std::size_t dim = Dim(*self.grad);
@@ -119,6 +120,7 @@ class SyncMode {
   std::uint64_t Position(int w) const { return workers_.Position(w); }
   std::uint64_t EpochLength(int /*w*/) const { return steps_per_epoch_ * Batch(); }
   std::uint64_t Samples() const { return workers_.Samples(); }
+  std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
   // The shared model read with relaxed atomic loads: safe beside the workers (LiveModel).
   static constexpr bool kSnapshotWhileRunning = true;
   void Snapshot(std::span<float> out) const { w_.CopyTo(out); }

@@ -22,6 +22,10 @@
 //   void Report(TrainResult& result) const;              // warnings and settings it chose
 //   void Describe(TrainResult& result) const;            // at the end: its settings and summary
 //                                                        //   lines (describe.h)
+//   std::pair<Shuffle, std::uint64_t> Shuffling() const; // the visiting order its workers used
+//                                                        //   and their epoch copies' bytes (a
+//                                                        //   mode without it reads through an
+//                                                        //   index: --shuffle index)
 // Workers stop early (within one step) when `halt` is set: by the coordinator on a time limit
 // or cancellation, or by a failing worker.
 #pragma once
@@ -32,6 +36,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <corral/error.h>
@@ -43,6 +48,7 @@
 #include "engine/src/runtime/crew.h"
 #include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/divergence.h"
+#include "engine/src/runtime/epoch_layout.h"
 #include "engine/src/runtime/evaluate.h"
 #include "engine/src/runtime/live.h"
 #include "engine/src/runtime/lr_search.h"
@@ -112,6 +118,8 @@ struct RunPlan {
   std::vector<int> worker_numa;      // per worker, its NUMA node (-1 unknown): hierarchical gossip
   bool live = false;                 // a LiveModel reads the model while it trains
   RunSpecs specs;                    // compressor, links
+  Shuffle shuffle = Shuffle::kIndex;  // --shuffle, index where epoch's copy does not fit
+  std::string shuffle_note;           // why epoch fell back to index (empty: it did not)
   float EpochLr(int epoch) const {
     return lr * std::pow(config.lr_decay, static_cast<float>(epoch));
   }
@@ -184,7 +192,33 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
     model.Init(std::span(plan.initial), init_rng);
   }
   plan.start.resize(static_cast<std::size_t>(threads), 0);
+  plan.shuffle = ResolveShuffle(config.shuffle, DataBytes(train),
+                                static_cast<double>(MemoryLimitBytes()), plan.shuffle_note);
   return plan;
+}
+
+// The visiting order the run used (the optional `Shuffling()` of the Mode contract: modes
+// without it read their rows through an index), as a setting and a summary line.
+template <typename Mode>
+void DescribeShuffle(const Mode& mode, const RunPlan& plan, TrainResult& r) {
+  std::string why = plan.shuffle_note;
+  r.shuffle = Shuffle::kIndex;
+  if constexpr (requires { mode.Shuffling(); }) {
+    std::tie(r.shuffle, r.shuffle_copy_bytes) = mode.Shuffling();
+  } else if (plan.shuffle != Shuffle::kIndex) {
+    why = "index: " + std::string(ToString(plan.config.algorithm)) +
+          " reads its rows through the shuffled index (it does not re-lay them out)";
+  }
+  AddSetting(r, "shuffle", std::string(ToString(r.shuffle)));
+  AddSetting(r, "shuffle_copy_bytes", static_cast<std::int64_t>(r.shuffle_copy_bytes));
+  if (!why.empty()) {
+    AddSummaryLine(r, "shuffle", why);
+  } else if (r.shuffle == Shuffle::kEpoch) {
+    AddSummaryLine(r, "shuffle", "epoch: each worker's rows copied into the epoch's random order (" +
+                                     FormatBytes(static_cast<double>(r.shuffle_copy_bytes)) + " in all)");
+  } else {
+    AddSummaryLine(r, "shuffle", std::string(ToString(r.shuffle)));
+  }
 }
 
 template <Model M, typename Mode>
@@ -392,6 +426,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   result.params = std::move(snapshot);
   live.Finish(result.params);
   if constexpr (requires { mode.Describe(result); }) mode.Describe(result);
+  DescribeShuffle(mode, plan, result);
   metrics.WriteSummary(config, result);
   if (!metrics.failure().empty()) result.warnings.push_back(metrics.failure());
   return result;

@@ -3,17 +3,21 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <concepts>
 #include <cstdint>
 #include <numeric>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <corral/dataset.h>
+#include <corral/kinds.h>
 #include <corral/rng.h>
 
 #include "engine/src/runtime/crew.h"
+#include "engine/src/runtime/epoch_layout.h"
 
 namespace corral::internal {
 
@@ -56,33 +60,63 @@ inline void PrefetchRow(const Dataset& data, std::size_t r) {
   __builtin_prefetch(&data.labels()[r]);
 }
 
-// Thread safety: owner-only (built and used by its worker; the coordinator reads `position` and
-// `samples` only while the workers are parked between epochs).
+// Thread safety: owner-only (built and used by its worker; the coordinator reads `position`,
+// `samples` and the shuffle report only while the workers are parked between epochs).
 template <typename M>
 struct alignas(kCacheLine) ShardWorker {
+  // The rows the mode reads, visited as shard[order[k]] for k = position, position + 1, ...:
+  // with --shuffle index the worker's rows in storage order and `order` the epoch's
+  // permutation; with epoch the layout's copy in that permutation and `order` the identity;
+  // with off the stored rows and the identity.
   Dataset shard;
   std::vector<std::uint32_t> order;
+  EpochLayout layout;  // --shuffle epoch: the stored rows and the epoch's copy
+  Shuffle shuffle = Shuffle::kIndex;
   std::optional<typename M::Grad> grad;
   std::optional<typename M::Workspace> workspace;
   Rng rng;
   std::uint64_t samples = 0;   // samples processed in all epochs
   std::uint64_t position = 0;  // samples of the current epoch processed
 
-  // On the worker's own thread (first touch puts the shard on its NUMA node).
-  void Build(const M& model, const Dataset& train, int w, int workers, std::size_t batch) {
+  // On the worker's own thread (first touch puts the shard on its NUMA node). A mode that
+  // reads its rows only through `shard` and `order` passes the run's --shuffle; index (the
+  // default) is right for any mode.
+  void Build(const M& model, const Dataset& train, int w, int workers, std::size_t batch,
+             Shuffle visiting = Shuffle::kIndex) {
     shard = train.Slice(ShardBegin(train.rows(), w, workers), ShardBegin(train.rows(), w + 1, workers));
     order.resize(shard.rows());
     grad.emplace(model.MakeGrad(shard, batch));
     workspace.emplace(model.MakeWorkspace(batch));
+    shuffle = visiting;
+    if (shuffle == Shuffle::kEpoch) {
+      layout.Build(shard);
+      shard = layout.view();
+    }
   }
 
-  // A fresh visiting order for epoch `epoch`, starting `start` samples in (resume).
-  void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start) {
-    std::iota(order.begin(), order.end(), 0u);
-    rng = EpochRng(seed, epoch, w);
-    rng.Shuffle(std::span(order));
+  // A fresh visiting order for epoch `epoch`, starting `start` samples in (resume). With
+  // `halt`, the copy (--shuffle epoch) stops early once it is set: the caller must then take
+  // no step (the rows are laid out only in part).
+  void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start,
+                  const std::atomic<bool>* halt = nullptr) {
+    DrawOrder(seed, epoch, w);
+    if (layout.active()) {
+      layout.Permute(order, halt);
+      std::iota(order.begin(), order.end(), 0u);
+    }
     position = start;
   }
+
+  // `order` := epoch `epoch`'s permutation of the stored rows (identity under --shuffle off)
+  // and `rng` the epoch's stream after drawing it, as --shuffle index has always drawn them.
+  void DrawOrder(std::uint64_t seed, int epoch, int w) {
+    std::iota(order.begin(), order.end(), 0u);
+    rng = EpochRng(seed, epoch, w);
+    if (shuffle != Shuffle::kOff) rng.Shuffle(std::span(order));
+  }
+
+  // The extra memory --shuffle epoch takes for this worker (0 otherwise).
+  std::uint64_t ShuffleCopyBytes() const { return layout.CopyBytes(); }
 };
 
 // A mode's per-worker states, one per worker, and what the coordinator reads of them while the
@@ -115,6 +149,11 @@ class WorkerSet {
     decltype(f(states_.front())) total{};
     for (const State& s : states_) total += f(s);
     return total;
+  }
+  // The visiting order the workers used and the memory their epoch copies took (--shuffle).
+  std::pair<Shuffle, std::uint64_t> Shuffling() const {
+    if (states_.empty()) return {Shuffle::kIndex, 0};
+    return {states_.front().shuffle, Sum([](const State& s) { return s.ShuffleCopyBytes(); })};
   }
   template <typename F>
   auto Max(F f) const {

@@ -1,0 +1,218 @@
+// --shuffle epoch: a worker's rows copied into its epoch's visiting order, then read in order.
+//
+// Why: on sparse data one SGD step is a few dozen multiply-adds, so it costs what it reads.
+// Visiting a shard through a random index misses the cache on nearly every row (and its
+// label), one dependent miss per step even with prefetching. Copying the rows into the epoch's
+// permuted layout first is one pass whose reads are independent (the memory system overlaps
+// them) and whose writes stream; the steps then read the copy as a stream. The visiting order
+// and the random draws are those of --shuffle index, so every sample sequence, and every
+// result, is the same bit for bit. The price is memory: one copy of the worker's shard,
+// allocated once before training (never per epoch) and first touched by the worker.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <corral/dataset.h>
+#include <corral/kinds.h>
+#include <corral/limits.h>
+
+namespace corral::internal {
+
+// Makes room for `n` elements in the empty vector `v` and advises the kernel to back the room
+// with transparent huge pages, before anything touches it (Linux's THP "madvise" mode only
+// gives them to advised ranges, and only at the first touch). Huge pages matter to the
+// gather: its reads are random over the whole shard, and with 4 KiB pages nearly each is a
+// TLB miss too. Advice only: where refused (or not Linux) the pages are small, nothing else.
+template <typename T>
+void ReserveHugePages(std::vector<T>& v, std::size_t n) {
+  v.reserve(n);
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+  const std::uintptr_t first = (begin + kHugePage - 1) & ~(kHugePage - 1);
+  const std::uintptr_t last = (begin + n * sizeof(T)) & ~(kHugePage - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#endif
+}
+
+// Rows gathered in order: a row's offsets are prefetched 2 x kGatherAhead rows ahead of its
+// copy and its entries (first and last line) kGatherAhead rows ahead, once its offsets are in
+// cache: the reads are random, so the gather's speed is how many misses it keeps in flight.
+inline constexpr std::size_t kGatherAhead = 16;
+
+// A copy looks at the run's halt flag every this many rows: a stop (Ctrl-C, a time limit, a
+// failed worker) must not wait for the copy of a large shard (TrainObserver::stop promises a
+// tenth of a second; 4096 short rows take well under a millisecond). A worker stopped in its
+// copy takes no step: its loop checks the same flag before the first one.
+inline constexpr std::size_t kStopCheckRows = 4096;
+
+// count entries from src to dst. Rows are short (a few dozen entries): a libc memcpy call per
+// row cost as much as the SGD steps on the Zipf set (perf), so whole 32-byte blocks are moved
+// with fixed-size copies the compiler inlines, and the rest one by one. The empty asm makes
+// the index opaque: without it GCC recognises both loops as a memcpy and calls libc again.
+template <typename T>
+inline void CopyEntries(T* __restrict dst, const T* __restrict src, std::uint64_t count) {
+  constexpr std::uint64_t kBlock = 32 / sizeof(T);
+  std::uint64_t j = 0;
+  for (; j + kBlock <= count; j += kBlock) {
+    std::memcpy(dst + j, src + j, kBlock * sizeof(T));
+    asm("" : "+r"(j));
+  }
+  for (; j < count; ++j) {
+    dst[j] = src[j];
+    asm("" : "+r"(j));
+  }
+}
+
+// dst row k = src row order[k], for CSR arrays given as row offsets and any number of entry
+// arrays (index, value): `dst_begin` and each destination array are already sized like the
+// source's. `order` is a permutation of the source's rows. `row(k, r)` copies what else row r
+// has (its label, ...), `prefetch_row(r)` asks for it ahead. Stops early, leaving the rest of
+// dst as it was, once `halt` (if given) is set: see kStopCheckRows.
+template <typename Row, typename PrefetchRow, typename... Entry>
+void GatherRows(std::span<const std::uint64_t> src_begin, std::span<const std::uint32_t> order,
+                std::span<std::uint64_t> dst_begin, const std::atomic<bool>* halt, Row row,
+                PrefetchRow prefetch_row, std::pair<const Entry*, Entry*>... entries) {
+  std::uint64_t at = 0;
+  dst_begin[0] = 0;
+  const std::size_t n = order.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    // Relaxed, as the workers' own checks of halt: it carries no data.
+    if (k % kStopCheckRows == 0 && halt != nullptr && halt->load(std::memory_order_relaxed)) return;
+    if (k + 2 * kGatherAhead < n) {
+      const std::uint32_t far = order[k + 2 * kGatherAhead];
+      __builtin_prefetch(src_begin.data() + far);
+      prefetch_row(far);
+    }
+    if (k + kGatherAhead < n) {
+      const std::uint32_t ahead = order[k + kGatherAhead];
+      const std::uint64_t first = src_begin[ahead];
+      const std::uint64_t last = src_begin[ahead + 1];
+      if (last > first) {
+        (__builtin_prefetch(entries.first + first), ...);
+        (__builtin_prefetch(entries.first + last - 1), ...);
+      }
+    }
+    const std::uint32_t r = order[k];
+    const std::uint64_t first = src_begin[r];
+    const std::uint64_t count = src_begin[r + 1] - first;
+    (CopyEntries(entries.second + at, entries.first + first, count), ...);
+    row(k, r);
+    at += count;
+    dst_begin[k + 1] = at;
+  }
+}
+
+// A worker's rows in storage order and their copy in the current epoch's order.
+// Thread safety: owner-only (built and permuted by its worker, on the worker's thread).
+class EpochLayout {
+ public:
+  // Takes the worker's shard as the stored rows and allocates the permuted copy (filled in
+  // storage order until the first Permute), both in huge pages. On the worker's thread (first
+  // touch). While it runs, the shard exists three times.
+  void Build(const Dataset& shard) {
+    stored_ = Own(shard, stored_arrays_);
+    view_ = Own(shard, copy_);
+  }
+
+  bool active() const { return copy_ != nullptr; }
+  // The rows as the worker reads them: after Permute(order), row k is stored row order[k].
+  const Dataset& view() const { return view_; }
+  // The memory the copy takes beyond the stored shard.
+  std::uint64_t CopyBytes() const {
+    if (copy_ == nullptr) return 0;
+    return copy_->row_ptr.size() * sizeof(std::uint64_t) + copy_->index.size() * sizeof(std::uint32_t) +
+           (copy_->value.size() + copy_->label.size()) * sizeof(float);
+  }
+
+  // Lays the copy out in `order` (a permutation of the stored rows): no allocation. The copy's
+  // arrays are ours and not const; view() sees them through const spans.
+  void Permute(std::span<const std::uint32_t> order, const std::atomic<bool>* halt = nullptr) {
+    Arrays& c = *copy_;
+    const float* labels = stored_.labels().data();
+    float* label = c.label.data();
+    if (stored_.is_dense()) {
+      const std::size_t f = stored_.num_features();
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        if (k % kStopCheckRows == 0 && halt != nullptr && halt->load(std::memory_order_relaxed)) return;
+        if (k + kGatherAhead < order.size()) {
+          __builtin_prefetch(stored_.value().data() + order[k + kGatherAhead] * f);
+        }
+        std::memcpy(c.value.data() + k * f, stored_.value().data() + order[k] * f, f * sizeof(float));
+        label[k] = labels[order[k]];
+      }
+      return;
+    }
+    GatherRows(
+        stored_.row_ptr(), order, c.row_ptr, halt, [&](std::size_t k, std::uint32_t r) { label[k] = labels[r]; },
+        [&](std::uint32_t r) { __builtin_prefetch(labels + r); },
+        std::pair<const std::uint32_t*, std::uint32_t*>{stored_.index().data(), c.index.data()},
+        std::pair<const float*, float*>{stored_.value().data(), c.value.data()});
+  }
+
+ private:
+  struct Arrays {
+    std::vector<std::uint64_t> row_ptr;
+    std::vector<std::uint32_t> index;
+    std::vector<float> value;
+    std::vector<float> label;
+  };
+  // A copy of `rows` in fresh `arrays` (huge pages where the kernel agrees), as a Dataset.
+  static Dataset Own(const Dataset& rows, std::shared_ptr<Arrays>& arrays) {
+    arrays = std::make_shared<Arrays>();
+    Arrays& a = *arrays;
+    ReserveHugePages(a.value, rows.value().size());
+    a.value.assign(rows.value().begin(), rows.value().end());
+    ReserveHugePages(a.label, rows.labels().size());
+    a.label.assign(rows.labels().begin(), rows.labels().end());
+    if (rows.is_dense()) {
+      return Dataset::WrapDense(a.value, a.label, rows.num_features(), arrays, rows.name());
+    }
+    ReserveHugePages(a.row_ptr, rows.row_ptr().size());
+    a.row_ptr.assign(rows.row_ptr().begin(), rows.row_ptr().end());
+    ReserveHugePages(a.index, rows.index().size());
+    a.index.assign(rows.index().begin(), rows.index().end());
+    const CsrView csr{.row_ptr = a.row_ptr,
+                      .index = a.index,
+                      .value = a.value,
+                      .label = a.label,
+                      .num_features = rows.num_features()};
+    return Dataset::WrapSparse(csr, arrays, rows.name()).WithRatings(rows.ratings_shared());
+  }
+
+  Dataset stored_;                        // the worker's rows in storage order
+  std::shared_ptr<Arrays> stored_arrays_;  // stored_'s arrays (stored_ keeps them alive too)
+  std::shared_ptr<Arrays> copy_;          // the epoch's copy (view_ keeps it alive too)
+  Dataset view_;
+};
+
+// The bytes of a data set's arrays: what one more copy of it takes.
+inline double DataBytes(const Dataset& data) {
+  return static_cast<double>(data.row_ptr().size()) * sizeof(std::uint64_t) +
+         static_cast<double>(data.is_dense() ? 0 : data.index().size()) * sizeof(std::uint32_t) +
+         static_cast<double>(data.value().size() + data.labels().size()) * sizeof(float);
+}
+
+// The visiting order a run uses: `requested`, or index when epoch's copies (one per worker,
+// `data_bytes` in all) would not fit beside the loaded set and the workers' shards (three
+// copies in all) in `limit_bytes` (MemoryLimitBytes). `note` says why it fell back.
+inline Shuffle ResolveShuffle(Shuffle requested, double data_bytes, double limit_bytes,
+                              std::string& note) {
+  note.clear();
+  if (requested != Shuffle::kEpoch || 3 * data_bytes <= limit_bytes) return requested;
+  note = "index: --shuffle epoch needs " + FormatBytes(data_bytes) +
+         " more (a copy of the data), and the data set, its shards and that copy exceed the " +
+         FormatBytes(limit_bytes) + " this process may use";
+  return Shuffle::kIndex;
+}
+
+}  // namespace corral::internal

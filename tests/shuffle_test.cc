@@ -1,0 +1,226 @@
+// --shuffle (engine/src/runtime/epoch_layout.h): epoch visits exactly index's samples in
+// index's order (row by row, and so every run's parameters bit for bit), off visits storage
+// order, the flag's bad values and the memory fallback are reported.
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <corral/corral.h>
+
+#include "engine/src/modes/hogwild.h"
+#include "engine/src/runtime/epoch_layout.h"
+#include "engine/src/runtime/shard_worker.h"
+#include "test_data.h"
+
+namespace corral::internal {
+namespace {
+
+using testing::PlantedRatings;
+using testing::SmallProblem;
+
+using Worker = HogwildWorker<LogisticModel>;
+
+// A worker's epoch as it reads it: rows (indices, values) and labels in visiting order.
+struct Visit {
+  std::vector<std::vector<std::uint32_t>> index;
+  std::vector<std::vector<float>> value;
+  std::vector<float> label;
+  bool operator==(const Visit&) const = default;
+};
+
+Visit VisitDataset(const Worker& s) {
+  Visit v;
+  for (const std::uint32_t r : s.order) {
+    const SparseRow row = s.shard.Row(r);
+    v.index.emplace_back(row.index.begin(), row.index.end());
+    v.value.emplace_back(row.value.begin(), row.value.end());
+    v.label.push_back(s.shard.Label(r));
+  }
+  return v;
+}
+
+Visit VisitSplitRows(const Worker& s) {
+  Visit v;
+  const SplitRows& rows = s.hot.rows;
+  for (const std::uint32_t r : s.order) {
+    const auto first = static_cast<std::ptrdiff_t>(rows.begin[r]);
+    const auto last = static_cast<std::ptrdiff_t>(rows.begin[r + 1]);
+    v.index.emplace_back(rows.index.begin() + first, rows.index.begin() + last);
+    v.value.emplace_back(rows.value.begin() + first, rows.value.begin() + last);
+    v.index.back().push_back(rows.hot[r]);  // the split point too
+    v.label.push_back(rows.label[r]);
+  }
+  return v;
+}
+
+// Worker `w` of `workers` on `data`, built as the mode builds it, after epoch `epoch` began.
+void Start(Worker& s, const Dataset& data, const LogisticModel& model, Shuffle shuffle, int w,
+           int workers, int epoch, const HotHead* head = nullptr) {
+  const TrainConfig config{.batch = 1, .shuffle = shuffle};
+  RunPlan plan{.train = data, .config = config, .threads = workers, .shuffle = shuffle};
+  BuildHotWorker(s, model, plan, w, head != nullptr ? *head : HotHead{}, workers == 1);
+  s.BeginEpoch(/*seed=*/5, epoch, w, 0);
+}
+
+TEST(Shuffle, EpochVisitsIndexsRowsInIndexsOrder) {
+  const Dataset data = SmallProblem().train;
+  const LogisticModel model(data, 1e-3f);
+  for (int w = 0; w < 3; ++w) {
+    Worker index, epoch;
+    Start(index, data, model, Shuffle::kIndex, w, 3, 0);
+    Start(epoch, data, model, Shuffle::kEpoch, w, 3, 0);
+    for (int e = 0; e < 3; ++e) {  // later epochs re-lay out from storage order again
+      index.BeginEpoch(5, e, w, 0);
+      epoch.BeginEpoch(5, e, w, 0);
+      EXPECT_EQ(VisitDataset(epoch), VisitDataset(index)) << "worker " << w << " epoch " << e;
+      // The rest of the epoch's random stream is the same too (buckwild's rounding, ...).
+      EXPECT_EQ(epoch.rng(), index.rng());
+    }
+    EXPECT_GT(epoch.ShuffleCopyBytes(), 0u);
+    EXPECT_EQ(index.ShuffleCopyBytes(), 0u);
+  }
+}
+
+TEST(Shuffle, EpochVisitsIndexsSplitRowsInIndexsOrder) {
+  const Dataset data = SmallProblem().train;
+  const LogisticModel model(data, 1e-3f);
+  const HotHead head = ChooseHotHead(data, model.NumParams(), 16);
+  ASSERT_FALSE(head.empty());
+  for (int e = 0; e < 2; ++e) {
+    Worker index, epoch;
+    Start(index, data, model, Shuffle::kIndex, 1, 2, e, &head);
+    Start(epoch, data, model, Shuffle::kEpoch, 1, 2, e, &head);
+    EXPECT_EQ(VisitSplitRows(epoch), VisitSplitRows(index)) << "epoch " << e;
+    EXPECT_EQ(epoch.ShuffleCopyBytes(), epoch.hot.rows.Bytes());
+  }
+}
+
+TEST(Shuffle, EpochLaysOutDenseRowsToo) {
+  const Dataset data = MakeSyntheticClassification(
+                           {.rows = 200, .features = 7, .seed = 3, .dense = true}, 0)
+                           .train;
+  const LogisticModel model(data, 1e-3f);
+  Worker index, epoch;
+  Start(index, data, model, Shuffle::kIndex, 0, 1, 1);
+  Start(epoch, data, model, Shuffle::kEpoch, 0, 1, 1);
+  EXPECT_TRUE(epoch.shard.is_dense());
+  EXPECT_EQ(VisitDataset(epoch), VisitDataset(index));
+}
+
+// A stop must not wait for a large shard's copy: it ends within kStopCheckRows rows.
+TEST(Shuffle, TheCopyStopsOnHalt) {
+  const Dataset data = MakeSyntheticClassification({.rows = 3 * kStopCheckRows, .features = 50, .seed = 4}, 0).train;
+  std::vector<std::uint32_t> reverse(data.rows());
+  for (std::size_t k = 0; k < reverse.size(); ++k) reverse[k] = static_cast<std::uint32_t>(reverse.size() - 1 - k);
+  EpochLayout layout;
+  layout.Build(data);
+  std::atomic<bool> halt{true};
+  layout.Permute(reverse, &halt);
+  const auto values = [](const Dataset& d, std::size_t r) {
+    return std::vector<float>(d.Row(r).value.begin(), d.Row(r).value.end());
+  };
+  ASSERT_NE(values(data, 0), values(data, reverse[0]));
+  EXPECT_EQ(values(layout.view(), 0), values(data, 0)) << "copied although halted";
+  halt.store(false, std::memory_order_relaxed);
+  layout.Permute(reverse, &halt);
+  for (std::size_t k = 0; k < reverse.size(); ++k) {
+    ASSERT_EQ(values(layout.view(), k), values(data, reverse[k])) << k;
+    ASSERT_EQ(layout.view().Label(k), data.Label(reverse[k])) << k;
+  }
+}
+
+TEST(Shuffle, OffVisitsStorageOrder) {
+  const Dataset data = SmallProblem().train;
+  const LogisticModel model(data, 1e-3f);
+  Worker off, stored;
+  Start(off, data, model, Shuffle::kOff, 1, 2, 4);
+  std::vector<std::uint32_t> identity(off.order.size());
+  std::iota(identity.begin(), identity.end(), 0u);
+  EXPECT_EQ(off.order, identity);
+  const std::size_t begin = ShardBegin(data.rows(), 1, 2);
+  for (std::size_t k = 0; k < off.order.size(); ++k) {
+    EXPECT_EQ(off.shard.Label(off.order[k]), data.Label(begin + k));
+  }
+}
+
+// Same parameters bit for bit, through the public API: the fused loop with and without a hot
+// head, the generic loop (batch 4), locked, a round-based mode with several workers (sync
+// steps together and sums in worker order), hogwild++'s group loop and matrix factorisation's
+// ratings rows.
+TEST(Shuffle, EpochTrainsTheSameModelAsIndexBitForBit) {
+  const Dataset data = SmallProblem().train;
+  const Dataset ratings = PlantedRatings(30, 40, 3, 600, 0.1, 2);
+  struct Case {
+    const char* name;
+    TrainConfig config;
+    const Dataset* data;
+  };
+  const std::vector<Case> cases = {
+      {"hogwild hot head", {.threads = 1, .epochs = 3, .lr = 0.2f}, &data},
+      {"hogwild plain", {.threads = 1, .epochs = 3, .lr = 0.2f, .hot_coords = 0}, &data},
+      {"hogwild batch 4", {.threads = 1, .epochs = 3, .batch = 4, .lr = 0.2f}, &data},
+      {"locked", {.algorithm = Algorithm::kLocked, .threads = 1, .epochs = 3, .lr = 0.2f}, &data},
+      {"sync 3 workers", {.algorithm = Algorithm::kSync, .threads = 3, .epochs = 3, .batch = 2, .lr = 0.2f}, &data},
+      {"hogwild++", {.algorithm = Algorithm::kHogwildPP, .threads = 1, .epochs = 3, .lr = 0.2f}, &data},
+      {"mf", {.model = ModelKind::kMf, .threads = 1, .epochs = 3, .rank = 3, .lr = 0.05f}, &ratings},
+  };
+  for (const Case& c : cases) {
+    TrainConfig index = c.config, epoch = c.config;
+    index.pin = epoch.pin = Pin::kNone;
+    index.shuffle = Shuffle::kIndex;
+    epoch.shuffle = Shuffle::kEpoch;
+    const TrainResult a = Train(*c.data, nullptr, index);
+    const TrainResult b = Train(*c.data, nullptr, epoch);
+    EXPECT_EQ(a.shuffle, Shuffle::kIndex) << c.name;
+    EXPECT_EQ(b.shuffle, Shuffle::kEpoch) << c.name;
+    EXPECT_GT(b.shuffle_copy_bytes, 0u) << c.name;
+    ASSERT_EQ(a.params.size(), b.params.size()) << c.name;
+    EXPECT_EQ(0, std::memcmp(a.params.data(), b.params.data(), a.params.size() * sizeof(float)))
+        << c.name;
+  }
+}
+
+TEST(Shuffle, ModesThatReadThroughAnIndexSaySo) {
+  const TrainResult r = Train(SmallProblem().train, nullptr,
+                              {.algorithm = Algorithm::kAdpsgd, .threads = 2, .epochs = 1,
+                               .lr = 0.2f, .pin = Pin::kNone, .shuffle = Shuffle::kEpoch});
+  EXPECT_EQ(r.shuffle, Shuffle::kIndex);
+  bool said = false;
+  for (const auto& [label, text] : r.summary) {
+    said = said || (label == "shuffle" && text.find("index") != std::string::npos);
+  }
+  EXPECT_TRUE(said);
+}
+
+TEST(Shuffle, FallsBackToIndexWhenTheCopyDoesNotFit) {
+  std::string note;
+  EXPECT_EQ(ResolveShuffle(Shuffle::kEpoch, 100, 300, note), Shuffle::kEpoch);
+  EXPECT_TRUE(note.empty());
+  EXPECT_EQ(ResolveShuffle(Shuffle::kEpoch, 101, 300, note), Shuffle::kIndex);
+  EXPECT_NE(note.find("index: --shuffle epoch needs"), std::string::npos) << note;
+  EXPECT_EQ(ResolveShuffle(Shuffle::kOff, 1e12, 1, note), Shuffle::kOff);
+  EXPECT_EQ(ResolveShuffle(Shuffle::kIndex, 1e12, 1, note), Shuffle::kIndex);
+}
+
+TEST(Shuffle, ParsesItsValuesAndNamesTheFlagOtherwise) {
+  EXPECT_EQ(ParseShuffle("epoch"), Shuffle::kEpoch);
+  EXPECT_EQ(ParseShuffle("index"), Shuffle::kIndex);
+  EXPECT_EQ(ParseShuffle("off"), Shuffle::kOff);
+  EXPECT_EQ(ToString(Shuffle::kEpoch), "epoch");
+  try {
+    ParseShuffle("random");
+    FAIL() << "accepted 'random'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBadConfig);
+    EXPECT_STREQ(e.what(), "unknown --shuffle value 'random' (expected one of: epoch, index, off)");
+  }
+}
+
+}  // namespace
+}  // namespace corral::internal
