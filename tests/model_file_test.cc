@@ -102,6 +102,34 @@ TEST_F(DamagedModelFile, WrongMagicAndVersionAreNamed) {
   ExpectRejected("version 99");
 }
 
+// Every field of a checkpoint's training state comes back as written.
+TEST(ModelFile, TrainingStateRoundTrips) {
+  const TrainResult r = Train(testing::SmallProblem().train, nullptr,
+                              {.algorithm = Algorithm::kDpsgd, .threads = 2, .epochs = 1,
+                               .lr = 0.05f, .shuffle = Shuffle::kOff});
+  SavedModel saved = ToSavedModel(r);
+  ASSERT_TRUE(saved.training.has_value());
+  TrainingState& t = *saved.training;
+  t.position = {7, 11};
+  t.samples = 1234;
+  const std::string path = TempPath("state.corral");
+  SaveModel(path, saved);
+  const TrainingState back = *LoadModel(path).training;
+  EXPECT_EQ(back.algorithm, t.algorithm);
+  EXPECT_EQ(back.threads, t.threads);
+  EXPECT_EQ(back.seed, t.seed);
+  EXPECT_EQ(back.lr, t.lr);
+  EXPECT_EQ(back.lr_decay, t.lr_decay);
+  EXPECT_EQ(back.batch, t.batch);
+  EXPECT_EQ(back.topology, t.topology);
+  EXPECT_EQ(back.compress, t.compress);
+  EXPECT_EQ(back.order, t.order);
+  EXPECT_EQ(back.epochs_done, t.epochs_done);
+  EXPECT_EQ(back.position, t.position);
+  EXPECT_EQ(back.train_s, t.train_s);
+  EXPECT_EQ(back.samples, t.samples);
+}
+
 TEST(ModelFile, MissingFileIsAnIoError) {
   try {
     LoadModel(TempPath("no-such-model.corral"));

@@ -229,6 +229,34 @@ TEST(Resume, MidEpochEqualsAnUninterruptedRun) {
   EXPECT_EQ(rest_epoch.params, whole.params);
 }
 
+// Mid-epoch positions count samples of one visiting order: a checkpoint of a run that visited
+// its rows in storage order (--shuffle off), resumed shuffled, restarts the interrupted epoch
+// instead of skipping the wrong rows; resumed in the same order, it skips them.
+TEST(Resume, PositionsOfAnotherVisitingOrderRestartTheEpoch) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainConfig off{.l2 = 1e-3f, .threads = 1, .epochs = 3, .lr = 0.05f, .shuffle = Shuffle::kOff};
+  TrainObserver stop_after_1;
+  stop_after_1.on_eval = [](const EvalPoint& p) { return p.epoch < 1; };
+  SavedModel saved = ToSavedModel(Train(data.train, nullptr, off, stop_after_1));
+  ASSERT_TRUE(saved.training.has_value());
+  EXPECT_EQ(saved.training->order, "storage");
+  const auto resume = [&](std::vector<std::uint64_t> position, Shuffle shuffle) {
+    saved.training->position = std::move(position);
+    const std::string path = TempPath("order.model");
+    SaveModel(path, saved);
+    TrainConfig config = off;
+    config.shuffle = shuffle;
+    config.resume_path = path;
+    const TrainResult r = Train(data.train, nullptr, config);
+    std::filesystem::remove(path);
+    return r.params;
+  };
+  const std::uint64_t midway = data.train.rows() / 2;
+  EXPECT_EQ(resume({midway}, Shuffle::kEpoch), resume({}, Shuffle::kEpoch));
+  EXPECT_EQ(resume({midway}, Shuffle::kIndex), resume({}, Shuffle::kIndex));
+  EXPECT_NE(resume({midway}, Shuffle::kOff), resume({}, Shuffle::kOff));
+}
+
 TEST(Resume, RejectsAFileOfAnotherModel) {
   const SyntheticSplit data = testing::SmallProblem();
   const TrainResult r = Train(data.train, nullptr, {.threads = 1, .epochs = 1});

@@ -141,7 +141,7 @@ nlohmann::json ToJson(const TrainingState& t) {
   nlohmann::json j = {{"algorithm", ToString(t.algorithm)}, {"threads", t.threads}, {"seed", t.seed},
           {"lr", t.lr}, {"lr_decay", t.lr_decay}, {"batch", t.batch},
           {"epochs_done", t.epochs_done}, {"position", t.position}, {"train_s", t.train_s},
-          {"samples", t.samples}};
+          {"samples", t.samples}, {"order", t.order}};
   if (t.topology) j["topology"] = *t.topology;
   if (t.compress) j["compress"] = *t.compress;
   return j;
@@ -159,6 +159,12 @@ TrainingState TrainingFromJson(const nlohmann::json& j, const std::string& path)
   // Older files lack these two: nullopt, and resuming them does not compare them.
   if (j.contains("topology")) t.topology = h.Name("topology");
   if (j.contains("compress")) t.compress = h.Name("compress");
+  if (j.contains("order")) {
+    t.order = h.Name("order");
+    if (t.order != "shuffled" && t.order != "storage") {
+      Corrupt(path, "training state has order '" + t.order + "', expected shuffled or storage");
+    }
+  }
   t.epochs_done = static_cast<int>(h.Unsigned("epochs_done", kMaxInt));
   t.position = h.List<std::uint64_t>("position", kMaxU64);
   t.train_s = h.Finite("train_s");

@@ -50,6 +50,10 @@ struct TrainingState {
   // compressor spec (ResolvedCompress). nullopt in files written before they were recorded.
   std::optional<std::string> topology;
   std::optional<std::string> compress;
+  // The order its workers visited their rows in: "shuffled" (--shuffle epoch and index visit
+  // the same permutations) or "storage" (--shuffle off). Files written before --shuffle existed
+  // were shuffled.
+  std::string order = "shuffled";
   int epochs_done = 0;   // complete epochs
   // Per worker: samples of epoch `epochs_done` already processed (empty at an epoch boundary).
   // Used when the resumed run has the same seed; otherwise that epoch restarts.

@@ -68,6 +68,9 @@ std::string CheckpointTopology(const TrainConfig& config);
 // Throws kBadConfig with the first one when `strict`. Defined in train.cc.
 std::vector<std::string> CheckMixing(const Topology& topology, bool strict);
 
+// The checkpoint's name for the order a --shuffle visits rows in (TrainingState::order).
+inline std::string VisitingOrder(Shuffle s) { return s == Shuffle::kOff ? "storage" : "shuffled"; }
+
 // A checkpoint continues only the run that wrote it: its saved positions and step size mean
 // something only for the same algorithm, workers, batch, gossip graph and compressor (sync
 // workers resumed at hogwild's unequal positions would wait at a barrier forever). Throws
@@ -177,8 +180,11 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
     plan.lr = config.lr > 0 ? config.lr : s.lr;
     plan.initial = std::move(saved.params);
     plan.first_epoch = s.epochs_done;
-    // Mid-epoch positions only mean the same rows with the same shuffles.
-    if (s.seed == config.seed && s.position.size() == static_cast<std::size_t>(threads)) {
+    // Mid-epoch positions only mean the same rows with the same shuffles (otherwise the
+    // interrupted epoch restarts). A mode without --shuffle off visits shuffled rows even when
+    // asked for storage order; taking the flag at its word here only restarts such an epoch.
+    if (s.seed == config.seed && s.position.size() == static_cast<std::size_t>(threads) &&
+        s.order == VisitingOrder(config.shuffle)) {
       plan.start = s.position;
     }
   } else {
@@ -427,6 +433,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   live.Finish(result.params);
   if constexpr (requires { mode.Describe(result); }) mode.Describe(result);
   DescribeShuffle(mode, plan, result);
+  result.state.order = VisitingOrder(result.shuffle);
   metrics.WriteSummary(config, result);
   if (!metrics.failure().empty()) result.warnings.push_back(metrics.failure());
   return result;
