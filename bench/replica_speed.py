@@ -23,6 +23,8 @@ import statistics
 import subprocess
 import tempfile
 
+import zipf_set
+
 
 def corral(binary, args, metrics):
     subprocess.run([binary, "train", *args, "--quiet", "--metrics", metrics], check=True)
@@ -66,11 +68,7 @@ def main():
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        zipf = os.path.join(tmp, "zipf.cache")
-        subprocess.run([args.corral, "data", "gen", "classification", "--rows", "200000",
-                        "--features", "100000", "--nnz-per-row", "20", "--zipf", "1.1",
-                        "--noise", "0.05", "--seed", "1", "--out", zipf],
-                       check=True, stdout=subprocess.DEVNULL)
+        zipf = zipf_set.make(args.corral, os.path.join(tmp, "zipf.cache"))
         common = ["--threads", str(args.threads), "--epochs", str(args.epochs), "--lr", "0.25"]
         print(f"Zipf set, {args.threads} threads, {args.epochs} epochs, --lr 0.25, defaults "
               f"otherwise (median of {args.repeat})")

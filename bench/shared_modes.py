@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 
+import zipf_set
+
 LIBLINEAR_A9A = 0.32338  # 10529.6 / 32561: LIBLINEAR's L2 logistic objective, C = 1
 
 
@@ -81,10 +83,7 @@ def a9a_vs_sklearn(args, tmp):
 
 
 def generated_sparse(args, tmp):
-    data = os.path.join(tmp, "zipf.cache")
-    subprocess.run([args.corral, "data", "gen", "classification", "--rows", "200000", "--features",
-                    "100000", "--nnz-per-row", "20", "--zipf", "1.1", "--noise", "0.05", "--out",
-                    data], check=True, stdout=subprocess.DEVNULL)
+    data = zipf_set.make(args.corral, os.path.join(tmp, "zipf.cache"))
     common = ["train", "--data", data, "--epochs", str(args.epochs)]
 
     def mode(threads, *extra):
@@ -103,7 +102,7 @@ def generated_sparse(args, tmp):
         objs = [x["objective"] for x in rs]
         print(f"  {name:22s}{r:12,.0f} samples/s  objective {statistics.median(objs):.5f}"
               f" (runs {min(objs):.5f}..{max(objs):.5f})")
-    print(f"  hot coords            {runs[1][0]["hot_coords"]}, synced after ~{runs[1][0]["hot_sync"]} updates each")
+    print(f"  hot coords            {runs[1][0]['hot_coords']}, synced after ~{runs[1][0]['hot_sync']} updates each")
     for name, s in zip(["sync 2T batch 8", "qsgd:8 2T batch 8"], once):
         print(f"  {name:22s}{s['samples_per_s']:12,.0f} samples/s  objective {s['objective']:.5f}"
               f"  bytes sent {s['bytes_sent'] / 1e6:.0f} MB")

@@ -19,6 +19,8 @@ import statistics
 import subprocess
 import tempfile
 
+import zipf_set
+
 SHUFFLES = ("index", "epoch", "off")
 
 
@@ -38,11 +40,7 @@ def main():
     threads = [int(t) for t in args.threads.split(",")]
 
     with tempfile.TemporaryDirectory() as tmp:
-        data = os.path.join(tmp, "zipf.cache")
-        subprocess.run([args.corral, "data", "gen", "classification", "--rows", "200000",
-                        "--features", "100000", "--nnz-per-row", "20", "--zipf", "1.1",
-                        "--noise", "0.05", "--seed", "1", "--out", data],
-                       check=True, stdout=subprocess.DEVNULL)
+        data = zipf_set.make(args.corral, os.path.join(tmp, "zipf.cache"))
         metrics = os.path.join(tmp, "m.jsonl")
         runs = {(t, s): [] for t in threads for s in SHUFFLES}
         for _ in range(args.repeat):
