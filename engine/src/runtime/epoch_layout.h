@@ -112,6 +112,13 @@ void GatherRows(std::span<const std::uint64_t> src_begin, std::span<const std::u
   }
 }
 
+// The bytes of a data set's arrays: what one more copy of it takes.
+inline double DataBytes(const Dataset& data) {
+  return static_cast<double>(data.row_ptr().size()) * sizeof(std::uint64_t) +
+         static_cast<double>(data.is_dense() ? 0 : data.index().size()) * sizeof(std::uint32_t) +
+         static_cast<double>(data.value().size() + data.labels().size()) * sizeof(float);
+}
+
 // A worker's rows in storage order and their copy in the current epoch's order.
 // Thread safety: owner-only (built and permuted by its worker, on the worker's thread).
 class EpochLayout {
@@ -129,9 +136,7 @@ class EpochLayout {
   const Dataset& view() const { return view_; }
   // The memory the copy takes beyond the stored shard.
   std::uint64_t CopyBytes() const {
-    if (copy_ == nullptr) return 0;
-    return copy_->row_ptr.size() * sizeof(std::uint64_t) + copy_->index.size() * sizeof(std::uint32_t) +
-           (copy_->value.size() + copy_->label.size()) * sizeof(float);
+    return copy_ == nullptr ? 0 : static_cast<std::uint64_t>(DataBytes(view_));
   }
 
   // Lays the copy out in `order` (a permutation of the stored rows): no allocation. The copy's
@@ -194,13 +199,6 @@ class EpochLayout {
   std::shared_ptr<Arrays> copy_;          // the epoch's copy (view_ keeps it alive too)
   Dataset view_;
 };
-
-// The bytes of a data set's arrays: what one more copy of it takes.
-inline double DataBytes(const Dataset& data) {
-  return static_cast<double>(data.row_ptr().size()) * sizeof(std::uint64_t) +
-         static_cast<double>(data.is_dense() ? 0 : data.index().size()) * sizeof(std::uint32_t) +
-         static_cast<double>(data.value().size() + data.labels().size()) * sizeof(float);
-}
 
 // The visiting order a run uses: `requested`, or index when epoch's copies (one per worker,
 // `data_bytes` in all) would not fit beside the loaded set and the workers' shards (three
