@@ -233,7 +233,7 @@ class RoundReplicas {
                          name_.c_str());
   }
   // Applies this step's gradient g_i (taken at x_i) to `target` (x_i itself, or the mode's next
-  // replica): target_u <- (target_u - eta g_u) / (1 + eta l2_u), corral/step.h's ApplyStep. A
+  // replica) with corral/step.h's ProximalStep on every coordinate of the gradient. A
   // linear model at batch 1 takes the fused form: the row's coordinates straight from the
   // loss derivative, without filling and reading back a SparseGrad, in the same float
   // operations in the same order as Gradient() + ApplyStep(), so the result is bit for bit
@@ -248,7 +248,7 @@ class RoundReplicas {
           const std::uint32_t u = x.index[k];
           if (u >= d) continue;
           const float g = self.fused_dloss * x.value[k];
-          t[u] = (t[u] - eta * g) / (1.0f + eta * model_.L2Weight(u));
+          t[u] = ProximalStep(t[u], g, eta, model_.L2Weight(u));
         }
         return;
       }
