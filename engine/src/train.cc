@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <corral/algorithms.h>
 #include <corral/custom_model.h>
@@ -118,6 +119,12 @@ std::string AlgorithmHelp() {
             std::string(m.help);
   }
   return help;
+}
+
+std::vector<Algorithm> Algorithms() {
+  std::vector<Algorithm> all;
+  for (const internal::ModeInfo& m : internal::kModes) all.push_back(m.algorithm);
+  return all;
 }
 
 void TrainConfig::Validate() const {
