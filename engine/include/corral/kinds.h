@@ -18,7 +18,6 @@ enum class Algorithm {
   kChoco,     // CHOCO-SGD: compressed gossip with memories, any compressor (Koloskova et al. 2019)
   kAdpsgd,    // asynchronous pairwise gossip with a random neighbour (AD-PSGD, Lian et al. 2018)
   kHogwildPP,  // hogwild inside groups of threads, groups synced on a token ring (HOGWILD++)
-  kAveraged,   // SGD on private replicas, averaged once at the end (Zinkevich et al. 2010)
 };
 
 // D-PSGD's order of the two halves of a round (DESIGN.md §2).

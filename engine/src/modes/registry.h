@@ -32,7 +32,6 @@ extern const ModeRunner kDpsgdFamily;  // dpsgd, local
 extern const ModeRunner kCompressedGossipFamily;  // dcd, ecd, choco
 extern const ModeRunner kAdpsgdFamily;
 extern const ModeRunner kHogwildPPFamily;
-extern const ModeRunner kAveragedFamily;
 
 struct ModeInfo {
   Algorithm algorithm;
@@ -45,7 +44,7 @@ struct ModeInfo {
   bool all_batches = false;  // one step averages every worker's --batch (the step search's batch)
 };
 
-inline constexpr std::array<ModeInfo, 13> kModes{{
+inline constexpr std::array<ModeInfo, 12> kModes{{
     {.algorithm = Algorithm::kHogwild, .name = "hogwild",
      .help = "one shared model updated without locks (HOGWILD!); --hot-coords, --hot-sync",
      .runner = &kHogwildFamily},
@@ -92,9 +91,6 @@ inline constexpr std::array<ModeInfo, 13> kModes{{
      .help = "hogwild inside groups of --group-size threads, groups mixed on a token ring, the "
              "token held --gossip-every steps (1: automatic)",
      .runner = &kHogwildPPFamily},
-    {.algorithm = Algorithm::kAveraged, .name = "averaged",
-     .help = "SGD on private replicas, one average at the end (SimuParallelSGD)",
-     .runner = &kAveragedFamily},
 }};
 
 // The table's line for `a`.
