@@ -1,3 +1,4 @@
+// Over 300 lines: the replica set, round exchange and step loop that five modes share, in one place.
 // What the synchronous replica modes share (DESIGN.md §2, §5): D-PSGD and local SGD
 // (modes/dpsgd.h), DCD-PSGD, ECD-PSGD and CHOCO-SGD (modes/compressed_gossip.h). A mode
 // derives from RoundReplicas, supplies its per-worker State (a RoundWorker plus its memories)
