@@ -44,7 +44,7 @@ struct ModeInfo {
   bool all_batches = false;  // one step averages every worker's --batch (the step search's batch)
 };
 
-inline constexpr std::array<ModeInfo, 12> kModes{{
+inline constexpr auto kModes = std::to_array<ModeInfo>({
     {.algorithm = Algorithm::kHogwild, .name = "hogwild",
      .help = "one shared model updated without locks (HOGWILD!); --hot-coords, --hot-sync",
      .runner = &kHogwildFamily},
@@ -91,7 +91,7 @@ inline constexpr std::array<ModeInfo, 12> kModes{{
      .help = "hogwild inside groups of --group-size threads, groups mixed on a token ring, the "
              "token held --gossip-every steps (1: automatic)",
      .runner = &kHogwildPPFamily},
-}};
+});
 
 // The table's line for `a`.
 constexpr const ModeInfo& InfoOf(Algorithm a) {
