@@ -108,7 +108,7 @@ class HogwildPPMode {
     lambda_ = static_cast<float>(1 - std::pow(static_cast<double>(beta_), n - 1));
     const std::size_t batch = static_cast<std::size_t>(plan.config.batch);
     hold_ = static_cast<std::uint64_t>(plan.config.gossip_every) * batch;
-    if (plan.config.gossip_every <= 1) {  // 1 or auto
+    if (plan.config.gossip_every == kGossipEveryAuto) {
       const double rows = static_cast<double>(std::max<std::size_t>(1, plan.train.rows()));
       const double nnz = std::max(1.0, static_cast<double>(plan.train.nnz()) / rows);
       const double d = static_cast<double>(model.NumParams());
@@ -166,7 +166,8 @@ class HogwildPPMode {
   void Describe(TrainResult& r) const {
     DescribeHotHead(r);
     AddSetting(r, "group_size", plan_.config.group_size);
-    AddSetting(r, "gossip_every", std::max(1, plan_.config.gossip_every));
+    AddSetting(r, "gossip_every",
+               static_cast<std::int64_t>(hold_ / static_cast<std::uint64_t>(plan_.config.batch)));
     const EvalPoint last = LastPoint(r);
     if (last.consensus) {
       const int size = plan_.config.group_size;

@@ -89,7 +89,7 @@ inline constexpr auto kModes = std::to_array<ModeInfo>({
      .runner = &kAdpsgdFamily, .topology = true},
     {.algorithm = Algorithm::kHogwildPP, .name = "hogwild++",
      .help = "hogwild inside groups of --group-size threads, groups mixed on a token ring, the "
-             "token held --gossip-every steps (1: automatic)",
+             "token held --gossip-every steps (auto: from the model's size)",
      .runner = &kHogwildPPFamily},
 });
 
