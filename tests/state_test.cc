@@ -41,6 +41,11 @@ std::string Name(const ::testing::TestParamInfo<Algorithm>& info) {
   return ::testing::AssertionSuccess();
 }
 
+// A problem small enough for many runs under ThreadSanitizer (CI runs this suite there).
+SyntheticSplit TinyProblem() {
+  return MakeSyntheticClassification({.rows = 600, .features = 60, .nnz_per_row = 6, .seed = 3}, 0);
+}
+
 // The round-based modes: every worker takes the same steps and its rounds at the same steps,
 // so the result is a function of the seed, the worker count and the gossip period alone.
 constexpr Algorithm kRoundBased[] = {Algorithm::kSync, Algorithm::kQsgd, Algorithm::kDpsgd,
@@ -53,7 +58,7 @@ class RoundBased : public ::testing::TestWithParam<Algorithm> {};
 // differently in every run. The period is a number (an automatic one is measured from
 // timings, docs/algorithms.md "Determinism"), 4 so that local steps and rounds both occur.
 TEST_P(RoundBased, ThreeRunsWithTheSameSeedAgreeBitForBit) {
-  const SyntheticSplit data = testing::SmallProblem();
+  const SyntheticSplit data = TinyProblem();
   TrainConfig config{.algorithm = GetParam(), .l2 = 1e-2f, .threads = 8, .epochs = 2,
                      .batch = GetParam() == Algorithm::kEcd ? 8 : 1, .lr = 0.05f, .seed = 11,
                      .pin = Pin::kNone};
@@ -109,7 +114,7 @@ class EveryMode : public ::testing::TestWithParam<Algorithm> {};
 // E epochs in one go, and E/2, saved to a file, loaded and resumed to E: the same parameters
 // and the same whole state (every replica, copy, estimate, counter) bit for bit.
 TEST_P(EveryMode, ResumesBitForBitFromACheckpoint) {
-  const SyntheticSplit data = testing::SmallProblem();
+  const SyntheticSplit data = TinyProblem();
   const TrainConfig config = DeterministicConfig(GetParam());
   const TrainResult whole = Train(data.train, nullptr, config);
 
@@ -144,7 +149,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, EveryMode, ::testing::ValuesIn(kAll), Name);
 // Codec memory is training state too: dcd with error feedback (its residual per worker, the
 // paper's every-step form) and choco on top-k at 3 workers resume bit for bit.
 TEST(Checkpoint, CodecMemoriesResumeBitForBit) {
-  const SyntheticSplit data = testing::SmallProblem();
+  const SyntheticSplit data = TinyProblem();
   for (const auto& [algo, codec] : {std::pair{Algorithm::kDcd, "ef:qsgd:8"},
                                     std::pair{Algorithm::kChoco, "topk:0.1"}}) {
     TrainConfig config = DeterministicConfig(algo);
@@ -168,7 +173,7 @@ TEST(Checkpoint, CodecMemoriesResumeBitForBit) {
 // held to the spread of uninterrupted runs (or 1e-3 of the objective, when two runs happen to
 // agree closely); a resume that lost the edges' copies would restart their differences.
 TEST(Checkpoint, FreeRunningAdpsgdResumesWithinTheRunToRunSpread) {
-  const SyntheticSplit data = testing::SmallProblem();
+  const SyntheticSplit data = TinyProblem();
   TrainConfig config{.algorithm = Algorithm::kAdpsgd, .l2 = 1e-2f, .threads = 3, .epochs = 4,
                      .lr = 0.05f, .seed = 9, .pin = Pin::kNone, .compress = "qsgd:8",
                      .gossip_every = 2};
@@ -249,7 +254,7 @@ TEST(Init, ADimensionMismatchNamesBothSizes) {
 // A checkpoint of another worker count is refused naming it; one whose mode state does not
 // fit the run (here: a replica lost) is refused naming the entry.
 TEST(Checkpoint, AnotherWorkerCountOrAMissingReplicaIsRefused) {
-  const SyntheticSplit data = testing::SmallProblem();
+  const SyntheticSplit data = TinyProblem();
   const TrainConfig config{.algorithm = Algorithm::kDpsgd, .threads = 3, .epochs = 1, .lr = 0.05f,
                            .pin = Pin::kNone, .gossip_every = 2};
   SavedModel saved = ToSavedModel(Train(data.train, nullptr, config));
