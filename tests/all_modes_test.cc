@@ -1,6 +1,6 @@
-// Every algorithm through the public API, one suite parameterised over all twelve: it
-// converges, reports its own settings, fails cleanly when a worker throws, and stops on a time
-// limit. Mode-specific behaviour has its own suites (shared_modes_test, replica_test, ...).
+// Every algorithm through the public API, one suite parameterised over all of them (the
+// registry's list, so a new mode joins by itself): it converges, reports its own settings, fails
+// cleanly when a worker throws, and stops on a time limit. Mode-specific behaviour has its own suites (shared_modes_test, replica_test, ...).
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -21,12 +21,6 @@
 
 namespace corral {
 namespace {
-
-constexpr Algorithm kAll[] = {
-    Algorithm::kHogwild, Algorithm::kBuckwild, Algorithm::kLocked, Algorithm::kSync,
-    Algorithm::kQsgd,    Algorithm::kDpsgd,    Algorithm::kLocal,  Algorithm::kDcd,
-    Algorithm::kEcd,     Algorithm::kChoco,    Algorithm::kAdpsgd, Algorithm::kHogwildPP,
-};
 
 std::string Name(const ::testing::TestParamInfo<Algorithm>& info) {
   std::string name(ToString(info.param));
@@ -169,7 +163,7 @@ TEST_P(AllModes, StopsOnTheTimeLimit) {
   EXPECT_TRUE(std::isfinite(r.history.back().objective));
 }
 
-INSTANTIATE_TEST_SUITE_P(Every, AllModes, ::testing::ValuesIn(kAll), Name);
+INSTANTIATE_TEST_SUITE_P(Every, AllModes, ::testing::ValuesIn(Algorithms()), Name);
 
 }  // namespace
 }  // namespace corral

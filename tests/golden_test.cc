@@ -160,12 +160,6 @@ std::vector<Problem> Problems() {
   return problems;
 }
 
-constexpr Algorithm kAlgorithms[] = {
-    Algorithm::kHogwild, Algorithm::kBuckwild, Algorithm::kLocked, Algorithm::kSync,
-    Algorithm::kQsgd,    Algorithm::kDpsgd,    Algorithm::kLocal,  Algorithm::kDcd,
-    Algorithm::kEcd,     Algorithm::kChoco,    Algorithm::kAdpsgd, Algorithm::kHogwildPP,
-};
-
 const Problem& LogisticProblem() {
   static const Problem logistic = Problems().front();
   return logistic;
@@ -180,7 +174,7 @@ bool Linear(ModelKind m) {
 std::map<std::string, Entry> Runs() {
   std::map<std::string, Entry> out;
   for (const Problem& p : Problems()) {
-    for (const Algorithm a : kAlgorithms) {
+    for (const Algorithm a : Algorithms()) {
       if (a == Algorithm::kBuckwild && !Linear(p.model)) continue;
       for (const bool search : {false, true}) {
         if (search && p.model != ModelKind::kLogistic) continue;

@@ -13,7 +13,7 @@
 
 #include <corral/corral.h>
 
-#include "engine/src/modes/hogwild.h"
+#include "engine/src/modes/hogwild_steps.h"
 #include "engine/src/runtime/epoch_layout.h"
 #include "engine/src/runtime/shard_worker.h"
 #include "test_data.h"

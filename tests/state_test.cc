@@ -72,12 +72,6 @@ TEST_P(RoundBased, ThreeRunsWithTheSameSeedAgreeBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, RoundBased, ::testing::ValuesIn(kRoundBased), Name);
 
-constexpr Algorithm kAll[] = {
-    Algorithm::kHogwild, Algorithm::kBuckwild, Algorithm::kLocked, Algorithm::kSync,
-    Algorithm::kQsgd,    Algorithm::kDpsgd,    Algorithm::kLocal,  Algorithm::kDcd,
-    Algorithm::kEcd,     Algorithm::kChoco,    Algorithm::kAdpsgd, Algorithm::kHogwildPP,
-};
-
 bool RoundBasedMode(Algorithm a) {
   return std::find(std::begin(kRoundBased), std::end(kRoundBased), a) != std::end(kRoundBased);
 }
@@ -143,7 +137,8 @@ TEST_P(EveryMode, ResumesBitForBitFromACheckpoint) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, EveryMode, ::testing::ValuesIn(kAll), Name);
+// Every algorithm of the registry (a new mode joins by itself).
+INSTANTIATE_TEST_SUITE_P(Modes, EveryMode, ::testing::ValuesIn(Algorithms()), Name);
 
 
 // Codec memory is training state too: dcd with error feedback (its residual per worker, the

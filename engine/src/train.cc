@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <corral/algorithms.h>
 #include <corral/custom_model.h>
@@ -118,6 +119,12 @@ std::string AlgorithmHelp() {
             std::string(m.help);
   }
   return help;
+}
+
+std::vector<Algorithm> Algorithms() {
+  std::vector<Algorithm> all;
+  for (const internal::ModeInfo& m : internal::kModes) all.push_back(m.algorithm);
+  return all;
 }
 
 void TrainConfig::Validate() const {
@@ -272,58 +279,22 @@ template <typename M>
 TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
                     const TrainConfig& config, int threads, float l2, const TrainObserver& observer,
                     ModelInfo info) {
-  const bool sync = config.algorithm == Algorithm::kSync || config.algorithm == Algorithm::kQsgd;
-  // One sync step averages every worker's batch: search the step size for that batch.
+  const ModeInfo& mode = InfoOf(config.algorithm);
+  // A step that averages every worker's batch is searched at that batch.
   const auto search_batch = static_cast<std::size_t>(config.batch) *
-                            static_cast<std::size_t>(sync ? threads : 1);
+                            static_cast<std::size_t>(mode.all_batches ? threads : 1);
   bool searched = false;
   RunPlan plan = PlanRun(model, train, config, threads, search_batch, searched);
   plan.info = std::move(info);
-  ModeRun run{.test = test, .plan = std::move(plan), .lr_searched = searched, .l2 = l2,
-              .observer = observer};
-  // Each family is compiled in its own translation unit (modes/*.cc, run_mode.h).
-  switch (config.algorithm) {
-    case Algorithm::kHogwild:
-    case Algorithm::kLocked:
-      return RunHogwildFamily(model, std::move(run));
-    case Algorithm::kSync:
-    case Algorithm::kQsgd:
-      return RunSyncFamily(model, std::move(run));
-    case Algorithm::kDpsgd:
-    case Algorithm::kLocal:
-      return RunDpsgdFamily(model, std::move(run));
-    case Algorithm::kDcd:
-    case Algorithm::kEcd:
-    case Algorithm::kChoco:
-      return RunCompressedGossipFamily(model, std::move(run));
-    case Algorithm::kAdpsgd:
-      return RunAdpsgdFamily(model, std::move(run));
-    case Algorithm::kHogwildPP:
-      return RunHogwildPPFamily(model, std::move(run));
-    case Algorithm::kBuckwild:
-      if constexpr (kIsLinear<M>) {
-        return RunBuckwildFamily(model, std::move(run));
-      } else {
-        BadConfig("buckwild trains the linear models (logistic, hinge, squared), not " +
-                  std::string(ToString(config.model)));
-      }
-  }
-  BadConfig("unknown algorithm");
+  return (*mode.runner)(model, ModeRun{.test = test, .plan = std::move(plan), .lr_searched = searched,
+                                       .l2 = l2, .observer = observer});
 }
 
 }  // namespace internal
 
 std::string ResolvedCompress(const TrainConfig& config) {
   if (!config.compress.empty()) return config.compress;
-  switch (config.algorithm) {
-    case Algorithm::kQsgd:
-    case Algorithm::kDcd:
-    case Algorithm::kEcd:
-    case Algorithm::kChoco:
-      return "qsgd:8";
-    default:
-      return "none";
-  }
+  return std::string(internal::InfoOf(config.algorithm).compress);
 }
 
 TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& given,

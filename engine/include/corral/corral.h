@@ -1,6 +1,7 @@
 // The umbrella header for embedding Corral: data, models and training.
 #pragma once
 
+#include <corral/algorithms.h>
 #include <corral/cache.h>
 #include <corral/class_map.h>
 #include <corral/custom_model.h>

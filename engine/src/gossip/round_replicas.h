@@ -1,3 +1,4 @@
+// Over 300 lines: the replica set, round exchange and step loop that five modes share, in one place.
 // What the synchronous replica modes share (DESIGN.md §2, §5): D-PSGD and local SGD
 // (modes/dpsgd.h), DCD-PSGD, ECD-PSGD and CHOCO-SGD (modes/compressed_gossip.h). A mode
 // derives from RoundReplicas, supplies its per-worker State (a RoundWorker plus its memories)
@@ -236,7 +237,7 @@ class RoundReplicas {
                          name_.c_str());
   }
   // Applies this step's gradient g_i (taken at x_i) to `target` (x_i itself, or the mode's next
-  // replica): target_u <- (target_u - eta g_u) / (1 + eta l2_u), corral/step.h's ApplyStep. A
+  // replica) with corral/step.h's ProximalStep on every coordinate of the gradient. A
   // linear model at batch 1 takes the fused form: the row's coordinates straight from the
   // loss derivative, without filling and reading back a SparseGrad, in the same float
   // operations in the same order as Gradient() + ApplyStep(), so the result is bit for bit
@@ -251,7 +252,7 @@ class RoundReplicas {
           const std::uint32_t u = x.index[k];
           if (u >= d) continue;
           const float g = self.fused_dloss * x.value[k];
-          t[u] = (t[u] - eta * g) / (1.0f + eta * model_.L2Weight(u));
+          t[u] = ProximalStep(t[u], g, eta, model_.L2Weight(u));
         }
         return;
       }

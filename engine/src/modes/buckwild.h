@@ -27,6 +27,7 @@
 #include <vector>
 
 #include <corral/linear.h>
+#include <corral/step.h>
 
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/shard_worker.h"
@@ -254,7 +255,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
     const float margin = static_cast<float>(dot) * x_scale_ * w_scale_;
     const float dm = Loss::Derivative(margin, self.shard.Label(r));
     // In quanta: t = (q - eta*dm*x) / (1 + eta*l2), the proximal step of step.h (d_u = n).
-    const float shrink = 1.0f / (1.0f + eta * model_.L2Weight(0));
+    const float shrink = ProximalShrink(eta, model_.L2Weight(0));
     const float c = eta * dm * x_scale_ / w_scale_;
     alignas(64) float u[RoundingStream::kLanes];
     for (std::size_t j0 = 0; j0 < d; j0 += RoundingStream::kLanes) {

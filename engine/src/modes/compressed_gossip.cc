@@ -1,19 +1,11 @@
 // dcd, ecd and choco, compiled for every trained model (run_mode.h).
 #include "engine/src/modes/run_mode.h"
 
-#include <utility>
-
 #include "engine/src/modes/compressed_gossip.h"
+#include "engine/src/modes/registry.h"
 
 namespace corral::internal {
 
-template <typename M>
-TrainResult RunCompressedGossipFamily(const M& model, ModeRun run) {
-  return Coordinate<M, CompressedGossipMode<M>>(model, run.test, std::move(run.plan),
-                                               run.lr_searched, run.l2, run.observer);
-}
-
-#define CORRAL_INSTANTIATE(M) CORRAL_INSTANTIATE_FAMILY(RunCompressedGossipFamily, M)
-CORRAL_FOR_EACH_TRAINED_MODEL(CORRAL_INSTANTIATE)
+constinit const ModeRunner kCompressedGossipFamily = RunnerOf<OneMode<CompressedGossipMode>>();
 
 }  // namespace corral::internal

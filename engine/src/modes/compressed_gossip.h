@@ -1,3 +1,4 @@
+// Over 300 lines: three algorithms (DCD, ECD, CHOCO) sharing one worker state, one setup and one round.
 // The compressed synchronous replica modes under the coordinator (DESIGN.md §2): DCD-PSGD, ECD-PSGD
 // (Tang et al. 2018, Alg. 1 and 2) and CHOCO-SGD (Koloskova et al. 2019). Rounds, halting,
 // failures, virtual time and resume at epoch boundaries are RoundReplicas'

@@ -4,20 +4,23 @@
 #include <utility>
 
 #include "engine/src/modes/hogwild.h"
+#include "engine/src/modes/registry.h"
 
 namespace corral::internal {
+namespace {
 
-template <typename M>
-TrainResult RunHogwildFamily(const M& model, ModeRun run) {
-  if (run.plan.config.algorithm == Algorithm::kLocked) {
-    return Coordinate<M, HogwildMode<M, true>>(model, run.test, std::move(run.plan), run.lr_searched,
-                                              run.l2, run.observer);
+struct HogwildFamily {
+  template <typename M>
+  static TrainResult Run(const M& model, ModeRun run) {
+    if (run.plan.config.algorithm == Algorithm::kLocked) {
+      return CoordinateMode<HogwildMode<M, true>>(model, std::move(run));
+    }
+    return CoordinateMode<HogwildMode<M, false>>(model, std::move(run));
   }
-  return Coordinate<M, HogwildMode<M, false>>(model, run.test, std::move(run.plan), run.lr_searched,
-                                             run.l2, run.observer);
-}
+};
 
-#define CORRAL_INSTANTIATE(M) CORRAL_INSTANTIATE_FAMILY(RunHogwildFamily, M)
-CORRAL_FOR_EACH_TRAINED_MODEL(CORRAL_INSTANTIATE)
+}  // namespace
+
+constinit const ModeRunner kHogwildFamily = RunnerOf<HogwildFamily>();
 
 }  // namespace corral::internal

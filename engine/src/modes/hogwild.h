@@ -1,186 +1,24 @@
-// HOGWILD! (Niu et al. 2011) and its locked baseline: workers update one shared model.
-//
-// Each worker owns a contiguous shard of the rows, copied by the worker itself after pinning
-// (first touch puts it on the worker's NUMA node), visits it in a fresh random order every
-// epoch, and applies each mini-batch's gradient to the shared model through Params' relaxed
-// loads and stores: sparse models touch only the sample's coordinates. `locked` runs the same
-// loop with one mutex held around each gradient and update, the serialised baseline HOGWILD!
-// is measured against. HogwildSteps, the worker loop on any shared Params, is also the loop
-// inside each group of hogwild++ (hogwild_pp.h).
-//
-// For a linear model at batch 1 on sparse data, hogwild (not locked) also keeps a hot head
-// (hot_head.h): each worker reads and writes its own copy of the most frequent coordinates and
-// adds its changes into the shared model after about --hot-sync of its updates to each; the worker's shard is then
-// replaced by split rows (hot entries first, as slots into the copy). With one worker the copy
-// is simply stored back (`exclusive`).
+// HOGWILD! (Niu et al. 2011) and its locked baseline: workers update one shared model with
+// the worker loop of hogwild_steps.h (with the hot head for linear models at batch 1). `locked`
+// runs the same loop with one mutex held around each gradient and update, the serialised
+// baseline HOGWILD! is measured against.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <numeric>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include <corral/step.h>
 
-#include "engine/src/modes/hot_head.h"
-#include "engine/src/modes/linear_step.h"
+#include "engine/src/modes/hogwild_steps.h"
 #include "engine/src/runtime/coordinator.h"
-#include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
-
-// A HOGWILD! worker: its shard and, for the fused linear loop, this epoch's shrink table.
-// Thread safety: owner-only (see ShardWorker).
-template <typename M>
-struct HogwildWorker : ShardWorker<M> {
-  std::vector<float> shrink;  // fused linear loop: this epoch's 1 / (1 + eta * l2_u)
-  HotWorker hot;              // fused linear loop: the hot head, when the mode uses one
-
-  // ShardWorker's, for the split rows too: with a hot head and --shuffle epoch they are what
-  // the epoch's order re-lays out.
-  void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start,
-                  const std::atomic<bool>* halt = nullptr) {
-    if (!hot.relayout()) {
-      ShardWorker<M>::BeginEpoch(seed, epoch, w, start, halt);
-      return;
-    }
-    this->DrawOrder(seed, epoch, w);
-    hot.Permute(this->order, halt);
-    std::iota(this->order.begin(), this->order.end(), 0u);
-    this->position = start;
-  }
-  std::uint64_t ShuffleCopyBytes() const { return ShardWorker<M>::ShuffleCopyBytes() + hot.CopyBytes(); }
-};
-
-// One epoch of worker `self`'s HOGWILD! steps on the model `w`, which other workers may read
-// and write at the same time (Params' relaxed loads and stores), from sample `start` of its
-// order. A linear model with batch 1 takes linear_step.h's fused loop (on the split rows and
-// the worker's hot copy when the mode gave it a head: synced on HotHead's schedule and at the
-// end), anything else Gradient() + ApplyStep(). About every `chunk` samples (and at no other time) the worker
-// checks `halt`, publishes its progress in `steps` and calls `between()`: hogwild++ passes its
-// ring's token there; hogwild passes a no-op.
-template <typename M, typename Between>
-void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, std::size_t batch,
-                  std::uint64_t start, std::size_t chunk, const std::atomic<bool>& halt,
-                  std::atomic<std::uint64_t>& steps, Between&& between) {
-  const std::span<const std::uint32_t> order(self.order);
-  if constexpr (kIsLinear<M>) {
-    if (batch == 1) {
-      using Loss = typename LossOf<M>::type;
-      ComputeShrink(model, eta, self.shrink);
-      const std::size_t d = model.NumParams();
-      constexpr std::size_t kAhead = 8;  // rows: a shuffled epoch misses the cache on every row
-      const HotHead* head = self.hot.head;
-      // Shared tail lines, 4 samples ahead (with others writing the model): a line another core
-      // wrote since this worker last touched it costs a cross-core transfer, ~200 ns on a
-      // machine whose two cores share no L3, as long as a step. Asked for early, with intent to
-      // write, the transfer overlaps the steps before (measured: 2 threads 9.4M -> 14M samples/s
-      // on the Zipf set with cross-CCD cores; distance 2 and 4 alike, 8 worse).
-      constexpr std::size_t kTailAhead = 4;
-      const bool prefetch_tail = !self.hot.exclusive;
-      if (head != nullptr) self.hot.copy.Begin(w, *head, self.shrink);
-      std::size_t until_sync = HotHead::kSyncBase;
-      for (std::size_t k = start; k < order.size();) {
-        if (halt.load(std::memory_order_relaxed)) break;
-        const std::size_t end = std::min(order.size(), k + chunk);
-        for (; k < end; ++k) {
-          const std::uint32_t r = order[k];
-          if (head == nullptr) {
-            if (k + kAhead < order.size()) PrefetchRow(self.shard, order[k + kAhead]);
-            LinearStep<Loss>(w, self.shard.Row(r), self.shard.Label(r), eta, self.shrink.data(), d);
-            continue;
-          }
-          if (k + kAhead < order.size()) self.hot.rows.Prefetch(order[k + kAhead]);
-          if (prefetch_tail && k + kTailAhead < order.size()) {
-            // Written out here: as a SplitRows member function the same loop measured no gain.
-            const SplitRows& rows = self.hot.rows;
-            const std::uint32_t t = order[k + kTailAhead];
-            for (std::uint64_t j = rows.begin[t] + rows.hot[t]; j < rows.begin[t + 1]; ++j) {
-              if (rows.index[j] < d) w.PrefetchForWrite(rows.index[j]);
-            }
-          }
-          SplitLinearStep<Loss>(w, self.hot.copy, self.hot.rows, r, eta, self.shrink.data(), d);
-          if (--until_sync == 0) {
-            self.hot.Sync(w);
-            until_sync = HotHead::kSyncBase;
-          }
-        }
-        self.samples += end - self.position;
-        self.position = end;
-        steps.store(self.samples, std::memory_order_relaxed);  // progress display only
-        between();
-      }
-      if (head != nullptr) self.hot.SyncAll(w);
-      return;
-    }
-  }
-  for (std::size_t k = start; k < order.size(); k += batch) {
-    if (halt.load(std::memory_order_relaxed)) break;
-    const std::size_t count = std::min(batch, order.size() - k);
-    model.Gradient(w, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
-    ApplyStep(w, *self.grad, eta);
-    const std::uint64_t before = self.samples;
-    self.samples += count;
-    self.position = k + count;
-    if (self.samples / chunk != before / chunk) {
-      steps.store(self.samples, std::memory_order_relaxed);  // progress display only
-      between();
-    }
-  }
-  steps.store(self.samples, std::memory_order_relaxed);
-}
-
-// The hot head of hogwild and hogwild++: for a linear model at batch 1 (the fused loop), the
-// coordinates each worker keeps a private copy of; empty otherwise.
-template <typename M>
-HotHead PlanHotHead(const M& model, const RunPlan& plan) {
-  if constexpr (kIsLinear<M>) {
-    if (plan.config.batch == 1) {
-      return ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords,
-                           HotUpdatesPerSync(plan.config.hot_sync));
-    }
-  }
-  return {};
-}
-
-// Worker w's shard, split into the head's private copy and the rows the fused loop reads
-// when there is a head. On the worker's own thread (first touch).
-template <typename M, typename State>
-void BuildHotWorker(State& self, const M& model, const RunPlan& plan, int w, const HotHead& head,
-                    bool exclusive) {
-  const auto batch = static_cast<std::size_t>(plan.config.batch);
-  if (head.empty()) {
-    self.Build(model, plan.train, w, plan.threads, batch, plan.shuffle);
-    return;
-  }
-  // The split rows are what --shuffle epoch re-lays out here, not the shard.
-  const bool relayout = plan.shuffle == Shuffle::kEpoch;
-  self.Build(model, plan.train, w, plan.threads, batch, relayout ? Shuffle::kIndex : plan.shuffle);
-  self.hot.Build(self.shard, head, exclusive, relayout);
-  self.shard = Dataset();  // the split rows hold everything the fused loop reads
-  self.shuffle = plan.shuffle;
-}
-
-inline void ReportHotHead(const HotHead& head, TrainResult& result) {
-  result.hot_coords = static_cast<int>(head.coordinate.size());
-  result.hot_sync = static_cast<int>(head.updates);
-}
-
-// The hot head's settings and summary line (hogwild, hogwild++), from what Report set.
-inline void DescribeHotHead(TrainResult& r) {
-  AddSetting(r, "hot_coords", r.hot_coords);
-  AddSetting(r, "hot_sync", r.hot_sync);
-  if (r.hot_coords > 0) {
-    AddSummaryLine(r, "hot coords",
-                   Printf("%d with a private copy per worker, synced after ~%d updates each",
-                          r.hot_coords, r.hot_sync));
-  }
-}
 
 template <Model M, bool kLocked>
 class HogwildMode {

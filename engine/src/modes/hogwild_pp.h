@@ -2,7 +2,7 @@
 // Asynchronous Stochastic Gradient Descent", ICDM) under Coordinate (DESIGN.md §2).
 //
 // The threads form N groups (clusters); group g shares one replica x_g, first-touched by its
-// first worker, and its threads run HOGWILD! on it (hogwild.h's HogwildSteps: the fused linear
+// first worker, and its threads run HOGWILD! on it (hogwild_steps.h's HogwildSteps: the fused linear
 // loop, with the hot head of hot_head.h unless --hot-coords off, or Gradient() + ApplyStep(),
 // relaxed loads and stores). A worker's hot copy reaches x_g at its next sync: the ring mixes
 // x_g without it, and the next ring sync's delta = x_g - o_g carries it on. Groups:
@@ -56,8 +56,8 @@
 
 #include <corral/params.h>
 
-#include "engine/src/modes/hogwild.h"
 #include "engine/src/gossip/mixing.h"
+#include "engine/src/modes/hogwild_steps.h"
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/describe.h"
 

@@ -1,3 +1,4 @@
+// Over 300 lines: the head's plan, per-worker copies and split rows: one structure, two loops.
 // The hot head of a sparse linear HOGWILD! run: the few coordinates that nearly every sample
 // touches (popular features of a power-law dataset), replicated per worker.
 //

@@ -16,6 +16,7 @@
 #include <corral/dataset.h>
 #include <corral/linear.h>
 #include <corral/params.h>
+#include <corral/step.h>
 
 namespace corral::internal {
 
@@ -35,7 +36,7 @@ struct LossOf<LinearModel<Loss>> {
 template <typename Loss>
 void ComputeShrink(const LinearModel<Loss>& model, float eta, std::vector<float>& shrink) {
   shrink.resize(model.NumParams());
-  for (std::size_t u = 0; u < shrink.size(); ++u) shrink[u] = 1.0f / (1.0f + eta * model.L2Weight(u));
+  for (std::size_t u = 0; u < shrink.size(); ++u) shrink[u] = ProximalShrink(eta, model.L2Weight(u));
 }
 
 template <typename Loss>

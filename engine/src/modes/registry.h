@@ -1,7 +1,12 @@
-// The algorithms, one line each: the name the CLI takes, the line `corral train --help` shows
-// for it (AlgorithmHelp), and what of the run's settings it reads. ParseAlgorithm, ToString,
-// the --algo help and TrainConfig::Validate read this table; the mode itself lives in its own
-// file under modes/ and reports its settings through its Describe (runtime/describe.h).
+// The algorithms, one row each: the name the CLI takes, the line `corral train --help` shows
+// for it (AlgorithmHelp), the family that runs it and what of the run's settings it reads.
+// ParseAlgorithm, ToString, the --algo help, TrainConfig::Validate and Train read this table;
+// the mode itself lives in its own file under modes/ and reports its settings through its
+// Describe (runtime/describe.h).
+//
+// Adding a mode: its file modes/<name>.cc (the mode and its ModeRunner constant, run_mode.h;
+// modes/*.cc are compiled by a glob), the constant's declaration and a row here, and the name in
+// the public Algorithm enum (<corral/kinds.h>).
 #pragma once
 
 #include <array>
@@ -18,51 +23,74 @@ enum class LinkUse {
   kParameterServer,  // costs each step as a parameter server would pay it (--topology star)
 };
 
+// Each family's runner, defined in its modes/<family>.cc (run_mode.h).
+struct ModeRunner;
+extern const ModeRunner kHogwildFamily;  // hogwild, locked
+extern const ModeRunner kBuckwildFamily;
+extern const ModeRunner kSyncFamily;  // sync, qsgd
+extern const ModeRunner kDpsgdFamily;  // dpsgd, local
+extern const ModeRunner kCompressedGossipFamily;  // dcd, ecd, choco
+extern const ModeRunner kAdpsgdFamily;
+extern const ModeRunner kHogwildPPFamily;
+
 struct ModeInfo {
   Algorithm algorithm;
   std::string_view name;
   std::string_view help;
+  const ModeRunner* runner;
   bool topology = false;  // gossips over --topology (a bad spec fails before the data is read)
   LinkUse link = LinkUse::kNone;
+  std::string_view compress = "none";  // the --compress it takes when none is given
+  bool all_batches = false;  // one step averages every worker's --batch (the step search's batch)
 };
 
 inline constexpr std::array<ModeInfo, 12> kModes{{
-    {Algorithm::kHogwild, "hogwild",
-     "one shared model updated without locks (HOGWILD!); --hot-coords, --hot-sync"},
-    {Algorithm::kBuckwild, "buckwild",
-     "hogwild on fixed point, linear models only; --bits, --model-bits, --rounding"},
-    {Algorithm::kLocked, "locked", "hogwild with one lock around each update (the baseline)"},
-    {Algorithm::kSync, "sync",
-     "synchronous mini-batch SGD: all workers' --batch gradients averaged per step; --link on "
-     "--topology star",
-     false, LinkUse::kParameterServer},
-    {Algorithm::kQsgd, "qsgd", "sync with QSGD-compressed gradients; --compress qsgd:B[:K], --link",
-     false, LinkUse::kParameterServer},
-    {Algorithm::kDpsgd, "dpsgd",
-     "D-PSGD: replicas mixing over --topology every --gossip-every steps; --mix-order, --link",
-     true, LinkUse::kRounds},
-    {Algorithm::kLocal, "local",
-     "local SGD: exact averages (the complete graph) every --gossip-every steps; --link", false,
-     LinkUse::kRounds},
-    {Algorithm::kDcd, "dcd",
-     "DCD-PSGD: compressed model changes over --topology every --gossip-every steps; --compress (unbiased), "
-     "--link, --strict",
-     true, LinkUse::kRounds},
-    {Algorithm::kEcd, "ecd",
-     "ECD-PSGD: compressed extrapolations over --topology every step; --compress (unbiased), "
-     "--link, --strict",
-     true, LinkUse::kRounds},
-    {Algorithm::kChoco, "choco",
-     "CHOCO-SGD: compressed differences over --topology every --gossip-every steps; --compress "
-     "(any), --gamma, --link",
-     true, LinkUse::kRounds},
-    {Algorithm::kAdpsgd, "adpsgd",
-     "AD-PSGD: asynchronous pairwise averages with a random --topology neighbour every "
-     "--gossip-every steps; --compress, --gamma",
-     true},
-    {Algorithm::kHogwildPP, "hogwild++",
-     "hogwild inside groups of --group-size threads, groups mixed on a token ring, the token "
-     "held --gossip-every steps (1: automatic)"},
+    {.algorithm = Algorithm::kHogwild, .name = "hogwild",
+     .help = "one shared model updated without locks (HOGWILD!); --hot-coords, --hot-sync",
+     .runner = &kHogwildFamily},
+    {.algorithm = Algorithm::kBuckwild, .name = "buckwild",
+     .help = "hogwild on fixed point, linear models only; --bits, --model-bits, --rounding",
+     .runner = &kBuckwildFamily},
+    {.algorithm = Algorithm::kLocked, .name = "locked",
+     .help = "hogwild with one lock around each update (the baseline)", .runner = &kHogwildFamily},
+    {.algorithm = Algorithm::kSync, .name = "sync",
+     .help = "synchronous mini-batch SGD: all workers' --batch gradients averaged per step; "
+             "--link on --topology star",
+     .runner = &kSyncFamily, .link = LinkUse::kParameterServer, .all_batches = true},
+    {.algorithm = Algorithm::kQsgd, .name = "qsgd",
+     .help = "sync with QSGD-compressed gradients; --compress qsgd:B[:K], --link",
+     .runner = &kSyncFamily, .link = LinkUse::kParameterServer, .compress = "qsgd:8",
+     .all_batches = true},
+    {.algorithm = Algorithm::kDpsgd, .name = "dpsgd",
+     .help = "D-PSGD: replicas mixing over --topology every --gossip-every steps; --mix-order, "
+             "--link",
+     .runner = &kDpsgdFamily, .topology = true, .link = LinkUse::kRounds},
+    {.algorithm = Algorithm::kLocal, .name = "local",
+     .help = "local SGD: exact averages (the complete graph) every --gossip-every steps; --link",
+     .runner = &kDpsgdFamily, .link = LinkUse::kRounds},
+    {.algorithm = Algorithm::kDcd, .name = "dcd",
+     .help = "DCD-PSGD: compressed model changes over --topology every --gossip-every steps; "
+             "--compress (unbiased), --link, --strict",
+     .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
+     .compress = "qsgd:8"},
+    {.algorithm = Algorithm::kEcd, .name = "ecd",
+     .help = "ECD-PSGD: compressed extrapolations over --topology every step; --compress "
+             "(unbiased), --link, --strict",
+     .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
+     .compress = "qsgd:8"},
+    {.algorithm = Algorithm::kChoco, .name = "choco",
+     .help = "CHOCO-SGD: compressed differences over --topology every --gossip-every steps; "
+             "--compress (any), --gamma, --link",
+     .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
+     .compress = "qsgd:8"},
+    {.algorithm = Algorithm::kAdpsgd, .name = "adpsgd",
+     .help = "AD-PSGD: asynchronous pairwise averages with a random --topology neighbour every "
+             "--gossip-every steps; --compress, --gamma",
+     .runner = &kAdpsgdFamily, .topology = true},
+    {.algorithm = Algorithm::kHogwildPP, .name = "hogwild++",
+     .help = "hogwild inside groups of --group-size threads, groups mixed on a token ring, the "
+             "token held --gossip-every steps (1: automatic)",
+     .runner = &kHogwildPPFamily},
 }};
 
 // The table's line for `a`.

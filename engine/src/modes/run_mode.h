@@ -1,7 +1,11 @@
-// The entry of each mode family. Each is compiled once, in its own translation unit
-// (modes/<family>.cc), for every model type the library trains (CORRAL_FOR_EACH_TRAINED_MODEL);
-// train.cc only dispatches to them, so an edit to one mode's header rebuilds its own file.
+// How train.cc reaches a mode: each mode family is compiled once, in its own translation unit
+// (modes/<family>.cc), for every model type the library trains, and exposes itself as one
+// ModeRunner constant that its registry row (modes/registry.h) points to. train.cc only looks
+// the runner up, so an edit to one mode's header rebuilds its own file.
 #pragma once
+
+#include <tuple>
+#include <utility>
 
 #include <corral/linear.h>
 #include <corral/mf.h>
@@ -23,22 +27,60 @@ struct ModeRun {
   const TrainObserver& observer;
 };
 
-// Each runs plan.config.algorithm's mode of its family under the coordinator.
-template <typename M> TrainResult RunHogwildFamily(const M& model, ModeRun run);  // hogwild, locked
-template <typename M> TrainResult RunBuckwildFamily(const M& model, ModeRun run);  // linear models
-template <typename M> TrainResult RunSyncFamily(const M& model, ModeRun run);      // sync, qsgd
-template <typename M> TrainResult RunDpsgdFamily(const M& model, ModeRun run);     // dpsgd, local
-template <typename M> TrainResult RunCompressedGossipFamily(const M& model, ModeRun run);  // dcd, ecd, choco
-template <typename M> TrainResult RunAdpsgdFamily(const M& model, ModeRun run);
-template <typename M> TrainResult RunHogwildPPFamily(const M& model, ModeRun run);
+template <typename... Ms>
+struct ModelList {};
 
 // The model types the library trains: the built-in ones and a custom model's adapters.
-#define CORRAL_FOR_EACH_LINEAR_MODEL(X) X(LogisticModel) X(HingeModel) X(SquaredModel)
-#define CORRAL_FOR_EACH_TRAINED_MODEL(X)                                              \
-  CORRAL_FOR_EACH_LINEAR_MODEL(X) X(SoftmaxModel) X(MfModel) X(MlpModel)             \
-  X(ErasedModel<Task::kRegression>) X(ErasedModel<Task::kBinary>)
+using TrainedModels = ModelList<LogisticModel, HingeModel, SquaredModel, SoftmaxModel, MfModel,
+                                MlpModel, ErasedModel<Task::kRegression>, ErasedModel<Task::kBinary>>;
 
-// Explicit instantiation of family entry F for model M (in the family's .cc).
-#define CORRAL_INSTANTIATE_FAMILY(F, M) template TrainResult F<M>(const M&, ModeRun);
+template <typename M>
+using RunFn = TrainResult (*)(const M& model, ModeRun run);
+
+template <typename List>
+struct RunFnsOf;
+template <typename... Ms>
+struct RunFnsOf<ModelList<Ms...>> {
+  using type = std::tuple<RunFn<Ms>...>;
+};
+
+// A mode family's entry for every trained model: runs plan.config.algorithm's mode of the
+// family under the coordinator.
+struct ModeRunner {
+  RunFnsOf<TrainedModels>::type run;
+
+  template <typename M>
+  TrainResult operator()(const M& model, ModeRun r) const {
+    return std::get<RunFn<M>>(run)(model, std::move(r));
+  }
+};
+
+template <typename Family, typename... Ms>
+constexpr ModeRunner RunnerOfModels(ModelList<Ms...>) {
+  return ModeRunner{{&Family::template Run<Ms>...}};
+}
+
+// The runner of `Family`, a class with a static member template Run<M>(const M&, ModeRun).
+// Taking the address of each Run<M> compiles them all in the file that calls RunnerOf.
+template <typename Family>
+constexpr ModeRunner RunnerOf() {
+  return RunnerOfModels<Family>(TrainedModels{});
+}
+
+// Runs Mode under the coordinator.
+template <typename Mode, typename M>
+TrainResult CoordinateMode(const M& model, ModeRun run) {
+  return Coordinate<M, Mode>(model, run.test, std::move(run.plan), run.lr_searched, run.l2,
+                             run.observer);
+}
+
+// The family of one mode template: Mode<M> for every model.
+template <template <Model> class Mode>
+struct OneMode {
+  template <typename M>
+  static TrainResult Run(const M& model, ModeRun run) {
+    return CoordinateMode<Mode<M>>(model, std::move(run));
+  }
+};
 
 }  // namespace corral::internal

@@ -36,6 +36,7 @@
 
 #include <corral/dense_grad.h>
 #include <corral/sparse_grad.h>
+#include <corral/step.h>
 
 #include "engine/src/channel/link.h"
 #include "engine/src/compress/compressor.h"
@@ -204,11 +205,11 @@ class SyncMode {
         for (std::size_t k = 0; k < g.size(); ++k) {
           const std::uint32_t u = g.index(k);
           if (u < lo || u >= hi) continue;
-          w_.Store(u, (w_.Load(u) - step * g.grad(k)) / (1.0f + step * g.l2(k)));
+          w_.Store(u, ProximalStep(w_.Load(u), g.grad(k), step, g.l2(k)));
         }
       }
     } else {
-      const float shrink = 1.0f / (1.0f + eta * workers_[w].grad->l2);
+      const float shrink = ProximalShrink(eta, workers_[w].grad->l2);
       for (std::size_t u = lo; u < hi; ++u) {
         float sum = 0;
         for (const State& from : workers_) sum += from.grad->grad[u];

@@ -13,6 +13,9 @@
 //   void Snapshot(std::span<float> out) const;           // the model as floats
 //   std::uint64_t BytesSent() const, BytesSentMax() const;
 //   void EndEpoch();                                     // optional: between epochs
+//   void LiveSnapshot(std::span<float> out);             // the model while the workers run
+//                                                        //   (LiveModel), or instead
+//   static constexpr bool kSnapshotWhileRunning = true;  //   Snapshot is safe beside them
 // and optionally (replica modes; detected with `requires`):
 //   double Consensus() const;                            // (1/n) sum_i |x_i - mean|^2
 //   std::optional<double> VirtualSeconds() const;        // modelled time; nullopt: train_s

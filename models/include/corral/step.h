@@ -11,22 +11,32 @@
 
 namespace corral {
 
-// w_u <- (w_u - eta * g_u) / (1 + eta * l2_u) for every touched coordinate u.
+// One coordinate's step: w <- (w - eta * g) / (1 + eta * l2). Every mode's update goes through
+// this formula (here and in ProximalShrink), so that they all take the same step bit for bit.
 //
 // The L2 part is the proximal (implicit) step of (l2_u/2) w_u^2. It equals the plain gradient
 // step to first order in eta but never overshoots: HOGWILD!'s sparse weights l2_u = l2*n/d_u
 // are large for rare features, and an explicit step with eta*l2_u > 2 would diverge.
+inline float ProximalStep(float w, float g, float eta, float l2) {
+  return (w - eta * g) / (1.0f + eta * l2);
+}
+
+// The factor 1 / (1 + eta * l2) of the dense form, which shares one L2 weight over every coordinate
+// and so divides once: w <- (w - eta * g) * ProximalShrink(eta, l2).
+inline float ProximalShrink(float eta, float l2) { return 1.0f / (1.0f + eta * l2); }
+
+// ProximalStep for every touched coordinate u, with its own L2 weight l2_u.
 // Reads and writes are relaxed (see params.h); the hot loop has no read-modify-write atomics.
 inline void ApplyStep(Params w, const SparseGrad& g, float eta) {
   for (std::size_t k = 0; k < g.size(); ++k) {
     const std::uint32_t u = g.index(k);
-    w.Store(u, (w.Load(u) - eta * g.grad(k)) / (1.0f + eta * g.l2(k)));
+    w.Store(u, ProximalStep(w.Load(u), g.grad(k), eta, g.l2(k)));
   }
 }
 
 // The same step over every coordinate with one L2 weight.
 inline void ApplyStep(Params w, const DenseGrad& g, float eta) {
-  const float shrink = 1.0f / (1.0f + eta * g.l2);
+  const float shrink = ProximalShrink(eta, g.l2);
   for (std::size_t u = 0; u < g.grad.size(); ++u) {
     w.Store(u, (w.Load(u) - eta * g.grad[u]) * shrink);
   }
