@@ -1,5 +1,7 @@
 // `corral train`: parse flags into a TrainConfig, load data, train, report.
+#include <cmath>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -17,13 +19,44 @@ struct TrainCommand {
   TrainOptions options;
   std::string save;
   std::string resume;
+  std::string init;
+  std::string checkpoint_every;  // N (epochs) or Ns (seconds)
 };
+
+// --checkpoint-every: N epochs or Ns seconds, into `config`. Throws kBadConfig naming the flag.
+void ParseCheckpointEvery(const std::string& text, TrainConfig& config) {
+  if (text.empty()) return;
+  const bool seconds = text.back() == 's';
+  const std::string number = seconds ? text.substr(0, text.size() - 1) : text;
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const bool whole = value >= 1 && value <= 1e9 && value == std::floor(value);
+  if (number.empty() || used != number.size() || !std::isfinite(value) || value <= 0 ||
+      (!seconds && !whole)) {
+    throw Error(ErrorCode::kBadConfig, "--checkpoint-every '" + text +
+                                           "': expected a number of epochs >= 1 (e.g. 5) or of "
+                                           "seconds > 0 (e.g. 600s)");
+  }
+  if (seconds) {
+    config.checkpoint_every_s = value;
+  } else {
+    config.checkpoint_every = static_cast<int>(value);
+  }
+}
 
 int RunTrain(TrainCommand& cmd) {
   TrainOptions& o = cmd.options;
   ResolveConfig(o);
   TrainConfig& config = o.config;
   config.resume_path = cmd.resume;
+  config.init_path = cmd.init;
+  config.checkpoint_path = cmd.save;
+  ParseCheckpointEvery(cmd.checkpoint_every, config);
   // A bad destination fails now, not after the training it was meant to keep.
   CheckOutputPath("--save", cmd.save);
   CheckOutputPath("--metrics", config.metrics_path);
@@ -77,6 +110,14 @@ Action AddTrainCommand(CLI::App& app) {
                   "--resume continues it); also written on Ctrl-C");
   sub->add_option("--resume", cmd->resume,
                   "Continue the run saved in this file (by --save) up to --epochs in total");
+  sub->add_option("--checkpoint-every", cmd->checkpoint_every,
+                  "Also write --save while training: every N epochs (e.g. 5) or at the first epoch "
+                  "end N seconds after the last write (e.g. 600s); each write is atomic, the "
+                  "previous file stays until the new one is complete");
+  sub->add_option("--init", cmd->init,
+                  "Start from the parameters of this model file (a --save of the same model kind "
+                  "and size; its training state is ignored): a fresh run from epoch 1, e.g. on "
+                  "new data");
   return [cmd] { return RunTrain(*cmd); };
 }
 

@@ -144,7 +144,48 @@ nlohmann::json ToJson(const TrainingState& t) {
           {"samples", t.samples}, {"order", t.order}};
   if (t.topology) j["topology"] = *t.topology;
   if (t.compress) j["compress"] = *t.compress;
+  if (!t.mode.empty()) {
+    // The arrays' floats follow the parameters, in this list's order (the map's).
+    nlohmann::json arrays = nlohmann::json::array();
+    for (const auto& [name, values] : t.mode.arrays) arrays.push_back({name, values.size()});
+    j["mode"] = {{"counters", t.mode.counters}, {"arrays", arrays}};
+  }
   return j;
+}
+
+// The mode state's names and lengths from the header (the floats come later); each length
+// bounded by the file's size, so that a lying header sizes no allocation.
+std::vector<std::pair<std::string, std::uint64_t>> ModeArraysFromJson(const nlohmann::json& j,
+                                                                      const std::string& path,
+                                                                      std::uint64_t max_floats) {
+  std::vector<std::pair<std::string, std::uint64_t>> arrays;
+  if (!j.contains("mode")) return arrays;
+  const nlohmann::json& list = HeaderReader(j.at("mode"), path).At("arrays");
+  if (!list.is_array()) Corrupt(path, "header field 'arrays' of the mode state is not a list");
+  for (const nlohmann::json& a : list) {
+    if (!a.is_array() || a.size() != 2 || !a[0].is_string() || !a[1].is_number_unsigned() ||
+        a[1].get<std::uint64_t>() > max_floats) {
+      Corrupt(path, "mode state array entry " + a.dump().substr(0, 60) +
+                        " is not [name, length] within the file's size");
+    }
+    arrays.emplace_back(a[0].get<std::string>(), a[1].get<std::uint64_t>());
+  }
+  return arrays;
+}
+
+ModeState ModeCountersFromJson(const nlohmann::json& j, const std::string& path) {
+  ModeState mode;
+  if (!j.contains("mode")) return mode;
+  const nlohmann::json& counters = HeaderReader(j.at("mode"), path).At("counters");
+  if (!counters.is_object()) Corrupt(path, "header field 'counters' of the mode state is not a map");
+  for (const auto& [name, value] : counters.items()) {
+    if (!value.is_number_unsigned()) {
+      Corrupt(path, "mode state counter '" + name + "' is " + value.dump().substr(0, 40) +
+                        ", expected an unsigned integer");
+    }
+    mode.counters[name] = value.get<std::uint64_t>();
+  }
+  return mode;
 }
 
 TrainingState TrainingFromJson(const nlohmann::json& j, const std::string& path) {
@@ -169,6 +210,7 @@ TrainingState TrainingFromJson(const nlohmann::json& j, const std::string& path)
   t.position = h.List<std::uint64_t>("position", kMaxU64);
   t.train_s = h.Finite("train_s");
   t.samples = h.Unsigned("samples", kMaxU64);
+  t.mode = ModeCountersFromJson(j, path);
   return t;
 }
 
@@ -194,6 +236,11 @@ void SaveModel(const std::string& path, const SavedModel& model) {
   bytes += header;
   Append(bytes, static_cast<std::uint64_t>(model.params.size()));
   bytes.append(reinterpret_cast<const char*>(model.params.data()), model.params.size() * sizeof(float));
+  if (model.training) {
+    for (const auto& [name, values] : model.training->mode.arrays) {
+      bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+    }
+  }
   Append(bytes, Fnv1a(bytes));
 
   // Readers see the old file or the new one, never half of one, even after a crash.
@@ -213,8 +260,8 @@ SavedModel LoadModel(const std::string& path) {
   }
   std::size_t pos = sizeof kMagic;
   const auto version = Read<std::uint32_t>(bytes, pos, path, "version");
-  if (version != kModelFileVersion) {
-    Corrupt(path, "format version " + std::to_string(version) + ", this corral reads version " +
+  if (version != 1 && version != kModelFileVersion) {
+    Corrupt(path, "format version " + std::to_string(version) + ", this corral reads versions 1 and " +
                       std::to_string(kModelFileVersion));
   }
   const auto header_size = Read<std::uint32_t>(bytes, pos, path, "header size");
@@ -222,24 +269,50 @@ SavedModel LoadModel(const std::string& path) {
   const std::string_view header(bytes.data() + pos, header_size);
   pos += header_size;
   const auto count = Read<std::uint64_t>(bytes, pos, path, "parameter count");
-  if ((bytes.size() - pos) / sizeof(float) < count ||
-      bytes.size() - pos != count * sizeof(float) + sizeof(std::uint64_t)) {
+  // Version 1 ends with the checksum after the parameters; version 2 may put the mode state's
+  // arrays between them (their lengths are checked against the header below).
+  const std::size_t rest = bytes.size() - pos;
+  if (rest / sizeof(float) < count || rest < count * sizeof(float) + sizeof(std::uint64_t) ||
+      (version == 1 && rest != count * sizeof(float) + sizeof(std::uint64_t)) ||
+      (rest - sizeof(std::uint64_t)) % sizeof(float) != 0) {
     Corrupt(path, "size does not match its parameter count " + std::to_string(count) +
                       " (truncated or trailing bytes)");
   }
   const std::size_t params_at = pos;
-  pos += count * sizeof(float);
+  const std::size_t checksum_at = bytes.size() - sizeof(std::uint64_t);
+  pos = checksum_at;
   const auto checksum = Read<std::uint64_t>(bytes, pos, path, "checksum");
-  if (checksum != Fnv1a(std::span(bytes.data(), params_at + count * sizeof(float)))) {
+  if (checksum != Fnv1a(std::span(bytes.data(), checksum_at))) {
     Corrupt(path, "checksum mismatch (the file is corrupted)");
   }
+  const std::uint64_t extra_floats = (checksum_at - params_at) / sizeof(float) - count;
   SavedModel model;
+  std::vector<std::pair<std::string, std::uint64_t>> arrays;
   try {
     const nlohmann::json json = nlohmann::json::parse(header);
     model.info = FromJson(json, path);
-    if (json.contains("training")) model.training = TrainingFromJson(json.at("training"), path);
+    if (json.contains("training")) {
+      model.training = TrainingFromJson(json.at("training"), path);
+      arrays = ModeArraysFromJson(json.at("training"), path, extra_floats);
+    }
   } catch (const nlohmann::json::exception& e) {
     Corrupt(path, std::string("bad header: ") + e.what());
+  }
+  std::uint64_t listed = 0;
+  for (const auto& [name, length] : arrays) listed += length;  // each <= extra_floats: no overflow
+  if (listed != extra_floats) {
+    Corrupt(path, "header lists " + std::to_string(listed) + " floats of mode state, the file holds " +
+                      std::to_string(extra_floats));
+  }
+  std::size_t at = params_at + count * sizeof(float);
+  for (const auto& [name, length] : arrays) {
+    if (model.training->mode.arrays.contains(name)) {
+      Corrupt(path, "mode state array '" + name + "' is listed twice");
+    }
+    std::vector<float>& values = model.training->mode.arrays[name];
+    values.resize(length);
+    std::memcpy(values.data(), bytes.data() + at, length * sizeof(float));
+    at += length * sizeof(float);
   }
   // Every model has at least num_features (inputs) and users + items parameters: bounding them
   // by the count, itself bounded by the file's size, bounds what building the model allocates.

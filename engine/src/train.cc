@@ -156,6 +156,16 @@ void TrainConfig::Validate() const {
   if (hot_coords < -1) {
     BadConfig("--hot-coords must be auto, off or a count >= 0, got " + std::to_string(hot_coords));
   }
+  if (checkpoint_every < 0) BadConfig("--checkpoint-every must be >= 1 epochs or a number of seconds (Ns)");
+  if (!std::isfinite(checkpoint_every_s) || checkpoint_every_s < 0) {
+    BadConfig("--checkpoint-every must be a number of seconds > 0 (Ns) or >= 1 epochs");
+  }
+  if ((checkpoint_every > 0 || checkpoint_every_s > 0) && checkpoint_path.empty()) {
+    BadConfig("--checkpoint-every needs a file to write (--save PATH)");
+  }
+  if (!init_path.empty() && !resume_path.empty()) {
+    BadConfig("--init starts a new run from a model, --resume continues a saved run: give one");
+  }
   if (hot_sync < 0) {
     BadConfig("--hot-sync must be >= 1 updates (0: automatic), got " + std::to_string(hot_sync));
   }
@@ -267,13 +277,15 @@ double PeakRssMb() {
 
 template <typename M>
 TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
-                    const TrainConfig& config, int threads, float l2, const TrainObserver& observer) {
+                    const TrainConfig& config, int threads, float l2, const TrainObserver& observer,
+                    ModelInfo info) {
   const ModeInfo& mode = InfoOf(config.algorithm);
   // A step that averages every worker's batch is searched at that batch.
   const auto search_batch = static_cast<std::size_t>(config.batch) *
                             static_cast<std::size_t>(mode.all_batches ? threads : 1);
   bool searched = false;
   RunPlan plan = PlanRun(model, train, config, threads, search_batch, searched);
+  plan.info = std::move(info);
   return (*mode.runner)(model, ModeRun{.test = test, .plan = std::move(plan), .lr_searched = searched,
                                        .l2 = l2, .observer = observer});
 }
@@ -313,8 +325,9 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   }
 
   return internal::WithTrainingModel(config, train, l2, [&](const auto& model) {
-    TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer);
-    result.model = internal::Describe(config.model, model, train);
+    ModelInfo info = internal::Describe(config.model, model, train);
+    TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer, info);
+    result.model = std::move(info);
     result.warnings.insert(result.warnings.begin(), mixing_warnings.begin(), mixing_warnings.end());
     return result;
   });
@@ -333,8 +346,8 @@ TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& train
     BadConfig("buckwild trains the built-in linear models (logistic, hinge, squared), not a "
               "custom model");
   }
-  if (!config.resume_path.empty()) {
-    BadConfig("--resume continues the built-in models only, not a custom model");
+  if (!config.resume_path.empty() || !config.init_path.empty()) {
+    BadConfig("--resume and --init load the built-in models only, not a custom model");
   }
   if (train.rows() == 0) {
     throw Error(ErrorCode::kBadInput, train.name() + ": the training set has no rows");
@@ -346,8 +359,9 @@ TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& train
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
   if (internal::InfoOf(config.algorithm).topology) internal::GossipTopology(config, threads, {});
   const auto run = [&](const auto& model) {
-    TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer);
-    result.model = {.kind = config.model, .l2 = l2, .num_features = train.num_features()};
+    const ModelInfo info{.kind = config.model, .l2 = l2, .num_features = train.num_features()};
+    TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer, info);
+    result.model = info;
     return result;
   };
   if (custom.task() == Task::kRegression) {

@@ -64,6 +64,10 @@ class Rng {
     }
   }
 
+  // The generator's position, its whole 256-bit state: a checkpoint saves it and a resumed
+  // run writes it back and continues the same stream, every later draw repeated.
+  std::span<std::uint64_t, 4> State() { return std::span<std::uint64_t, 4>(s_); }
+
  private:
   static std::uint64_t Rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   static std::uint64_t SplitMix(std::uint64_t& x) {

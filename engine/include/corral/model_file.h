@@ -1,8 +1,10 @@
 // Model files: a trained model saved with everything needed to rebuild and evaluate it.
 //
 // Layout: the 8-byte magic "CORRALM\n", a little-endian uint32 format version, a uint32
-// header length, a JSON header (model kind and shape), a uint64 parameter count, the float
-// parameters, and a uint64 FNV-1a checksum of every byte before it. Files are written to a
+// header length, a JSON header (model kind and shape, training state), a uint64 parameter
+// count, the float parameters, the float arrays of the mode's state (version 2: in the order
+// the header's "training"."mode"."arrays" lists them with their lengths), and a uint64 FNV-1a
+// checksum of every byte before it. Version 1 files (no mode state) still load. Files are written to a
 // temporary name beside the target (O_EXCL, unpredictable), synced, and renamed, and the
 // directory synced, so a crash or power loss leaves the old file or the new one under the real
 // name, never a torn or missing one. Loading checks magic, version, sizes and checksum and throws
@@ -11,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +40,18 @@ struct ModelInfo {
   std::vector<std::uint64_t> item_ids;  // mf: dense item id -> the id in the ratings file
 };
 
+// What a mode keeps besides the model, as the mode describes it: its replicas, neighbour and
+// public copies, estimates, residuals, round counters, random streams' positions (named float
+// arrays and named counters). With it a resumed run continues bit for bit where the saved one
+// stopped; without it (empty: modes whose model is their whole state, a run stopped inside an
+// epoch that resumes at epoch boundaries, files from before it existed) a resumed run restarts
+// from the parameters alone.
+struct ModeState {
+  std::map<std::string, std::vector<float>> arrays;
+  std::map<std::string, std::uint64_t> counters;
+  bool empty() const { return arrays.empty() && counters.empty(); }
+};
+
 // Where a training run stopped: what a checkpoint adds to a model, so that a resumed run
 // continues the same schedule (step size, shuffles, stochastic rounding) from there.
 struct TrainingState {
@@ -60,6 +75,7 @@ struct TrainingState {
   std::vector<std::uint64_t> position;
   double train_s = 0;    // training time so far
   std::uint64_t samples = 0;
+  ModeState mode;        // the mode's own state at `epochs_done`/`position` (may be empty)
 };
 
 struct SavedModel {
@@ -68,7 +84,7 @@ struct SavedModel {
   std::optional<TrainingState> training;  // present in files written from a training run
 };
 
-inline constexpr std::uint32_t kModelFileVersion = 1;
+inline constexpr std::uint32_t kModelFileVersion = 2;
 
 void SaveModel(const std::string& path, const SavedModel& model);
 SavedModel LoadModel(const std::string& path);

@@ -70,6 +70,16 @@ struct TrainConfig {
   double time_limit_s = 0;
   // Continue the run saved in this model file (written by --save), from where it stopped.
   std::string resume_path;
+  // Start from the parameters of this model file (any file corral train --save wrote, its
+  // training state ignored): a model of the same kind and size, trained afresh from epoch 1
+  // with this run's settings, e.g. on new data.
+  std::string init_path;
+  // Write the model and its training state to this file while training (atomically: the
+  // previous checkpoint stays until the new one is complete), every `checkpoint_every` epochs
+  // and/or at the first epoch end `checkpoint_every_s` seconds after the last checkpoint.
+  std::string checkpoint_path;
+  int checkpoint_every = 0;         // epochs; 0: not by epochs
+  double checkpoint_every_s = 0;    // seconds; 0: not by time
   // buckwild: bits per value of the dataset (8 or 16): a dense problem's memory traffic.
   int bits = 8;
   // buckwild: bits per value of the shared model (8 or 16). 16 by default: with 8 bits the

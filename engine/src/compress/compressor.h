@@ -58,6 +58,9 @@ class Compressor {
   // acc += scale * Q(v); sparse codecs touch only their k coordinates.
   virtual void DecodeAdd(std::span<const std::byte> in, float scale,
                          std::span<float> acc) const = 0;
+  // The memory the codec carries from one message to the next (ef: its residual), which a
+  // checkpoint saves and a resumed run writes back; empty for codecs that keep none.
+  virtual std::span<float> State() { return {}; }
 };
 
 // Parses a --compress spec; `dim` is the vector length every message will have (scratch is sized

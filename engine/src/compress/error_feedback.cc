@@ -57,6 +57,7 @@ class ErrorFeedbackCompressor final : public Compressor {
   }
 
   std::span<const float> residual() const { return residual_; }
+  std::span<float> State() override { return residual_; }
 
  private:
   std::unique_ptr<Compressor> inner_;

@@ -90,6 +90,12 @@ class GossipPeriod {
     every_ = ForCosts(round + kRoundLatencyS, step);
   }
 
+  // A resumed run (workers parked): an automatic K continues from the saved run's, so that
+  // it gossips at the steps the uninterrupted run would have; a fixed K stays as configured.
+  void Resume(std::uint64_t saved_every) {
+    if (automatic_) every_ = std::clamp<std::uint64_t>(saved_every, 1, cap_);
+  }
+
   // After an epoch: the measured share, and a new K when it left the band. Returns true when
   // K changed.
   bool Measure(std::span<const RoundTimes> workers) {

@@ -29,8 +29,10 @@
 // the run then ends after this epoch (the coordinator always does on halt). A round whose
 // messages did not all arrive is not applied: every replica stays a consistent model.
 // Resume happens at epoch boundaries only: workers stopped by halt sit at different rounds, so
-// a partial epoch reports position 0 for every worker (and the epoch ignores a saved `start`);
-// the resumed run repeats that epoch from its start, from the mean model the checkpoint holds.
+// a partial epoch reports position 0 for every worker (and the epoch ignores a saved `start`).
+// A checkpoint written at an epoch end holds the whole state (VisitRounds and the mode's
+// memories: mode_state.h) and the resumed run continues bit for bit; one written inside an
+// epoch holds the replicas' mean only, and the resumed run repeats that epoch from it.
 #pragma once
 
 #include <algorithm>
@@ -59,6 +61,7 @@
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/live.h"
+#include "engine/src/runtime/mode_state.h"
 #include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
@@ -272,6 +275,30 @@ class RoundReplicas {
     self.times.round_s += WallSeconds() - begin;
     ++self.times.rounds;
     return done;
+  }
+
+  // The training state every round-based worker keeps (mode_state.h), at an epoch boundary:
+  // its replica, its step and round counters, the steps left to its next round, its virtual
+  // clock, and the period. An automatic K is restored (GossipPeriod::Resume), so the resumed
+  // run takes its rounds at the same steps; a fixed K is the configured one, each worker
+  // counting to its next multiple.
+  void VisitRounds(StateVisitor& v) {
+    std::uint64_t every = period_.every();
+    v.Count("gossip_every", every);
+    for (int w = 0; w < plan_.threads; ++w) {
+      State& s = replicas_[w];
+      v.Floats(Key("x", w), s.x);
+      v.Count(Key("step", w), s.step);
+      v.Count(Key("round", w), s.round);
+      v.Count(Key("until_round", w), s.until_round);
+      v.Real(Key("clock", w), s.time.clock);
+    }
+    if (!v.loading()) return;
+    period_.Resume(every);
+    for (State& s : replicas_) {
+      s.every = period_.every();
+      if (!period_.automatic() || s.until_round > s.every) s.until_round = s.every - s.step % s.every;
+    }
   }
 
   // The settings every round-based mode ran with, for its Describe.

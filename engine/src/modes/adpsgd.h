@@ -51,7 +51,8 @@
 //
 // Costs and clocks. Each average moves d floats each way: d*4 bytes sent by each of i and j.
 // A worker's virtual clock is its thread's CPU time (mixing.h), as if each had a core.
-// Resume works mid-epoch as in hogwild (no rounds to line up), from the replicas' mean.
+// Resume works mid-epoch as in hogwild (no rounds to line up), from the replicas' mean; at an
+// epoch boundary the whole state is saved (VisitState) and the run continues exactly.
 #pragma once
 
 #include <algorithm>
@@ -211,6 +212,30 @@ class AdpsgdMode {
                                        plan_.config.gossip_every < 1 ? " (auto)" : "",
                                        100.0 * last.gossip_share.value_or(0)));
   }
+  // Its training state at an epoch boundary (mode_state.h): each worker's replica, step
+  // counter (the topology's round), steps to its next average and automatic period, virtual
+  // clock; each compressed edge's public copy h_ij, its codec's memory and its random stream.
+  void VisitState(StateVisitor& v) {
+    for (int w = 0; w < plan_.threads; ++w) {
+      State& self = workers_[w];
+      v.Floats(Key("x", w), self.x);
+      v.Count(Key("step", w), self.step);
+      v.Count(Key("until", w), self.until);
+      std::uint64_t every = self.period.every();
+      v.Count(Key("gossip_every", w), every);
+      v.Real(Key("clock", w), self.clock);
+      if (!v.loading()) continue;
+      self.period.Resume(every);
+      if (!self.period.automatic()) self.until = self.period.every() - self.step % self.period.every();
+    }
+    for (std::size_t e = 0; e < edges_.size(); ++e) {
+      Edge& edge = edges_[e];
+      v.Floats(Key("public_copy", e), edge.public_copy);
+      if (!edge.codec->State().empty()) v.Floats(Key("codec", e), edge.codec->State());
+      v.Random(Key("edge_rng", e), edge.rng);
+    }
+  }
+
   // Worker w's replica: tests set different starting replicas from Setup.
   std::span<float> Replica(int w) { return workers_[w].x; }
 

@@ -144,6 +144,22 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   std::uint64_t BytesSent() const { return 0; }
   std::uint64_t BytesSentMax() const { return 0; }
 
+  // Its training state (mode_state.h): the model on its grid (each value a small integer, exact
+  // in a float), the grid's scale and the rescales so far (they seed the rescale's rounding).
+  // Resumed from the float parameters alone, the model would be rounded onto a new grid.
+  void VisitState(StateVisitor& v) {
+    std::vector<float> grid(model_.NumParams());
+    for (std::size_t u = 0; u < grid.size(); ++u) grid[u] = static_cast<float>(Get(u));
+    v.Floats("grid", grid);
+    v.Real("w_scale", w_scale_);
+    v.Count("rescales", rescales_);
+    if (!v.loading()) return;
+    for (std::size_t u = 0; u < grid.size(); ++u) {
+      const float g = std::isfinite(grid[u]) ? std::clamp(grid[u], -kGridMax<T>, kGridMax<T>) : 0.0f;
+      Put(u, static_cast<T>(g));
+    }
+  }
+
   // Dynamic fixed point, between epochs (workers parked): if coordinates reached the grid's
   // end the model outgrew its scale, so double the scale (halving every value with the run's
   // rounding); if the largest value uses under a quarter of the grid, halve the scale

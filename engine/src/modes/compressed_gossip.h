@@ -127,6 +127,23 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     });
   }
 
+  // Its training state: the replicas and round counters, and each worker's memories (dcd's
+  // copies of its neighbours and its public replica, ecd's estimates, choco's xh_i and s_i)
+  // and its codec's (ef: the residual). mixed, z, q and wire are scratch.
+  void VisitState(StateVisitor& v) {
+    this->VisitRounds(v);
+    for (int w = 0; w < this->plan_.threads; ++w) {
+      State& self = this->Worker(w);
+      for (std::size_t k = 0; k < self.hats.size(); ++k) {
+        v.Floats(Key("hat", w) + "/" + std::to_string(k), self.hats[k]);
+      }
+      if (!self.self_hat.empty()) v.Floats(Key("self_hat", w), self.self_hat);
+      if (!self.sum_hat.empty()) v.Floats(Key("sum_hat", w), self.sum_hat);
+      if (!self.pub.empty()) v.Floats(Key("public", w), self.pub);
+      if (!self.codec->State().empty()) v.Floats(Key("codec", w), self.codec->State());
+    }
+  }
+
   // The mean of |Q(z) - z| / |z| over the messages since the last call (zero vectors skipped);
   // nullopt when none was sent. Coordinator only, while the workers are parked.
   std::optional<double> CompressRelError() {

@@ -71,6 +71,8 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
   }
 
   MixOrder mix_order() const { return order_; }
+  // Its training state: the replicas and round counters (`mixed` is scratch).
+  void VisitState(StateVisitor& v) { this->VisitRounds(v); }
 
   void Describe(TrainResult& r) const {
     this->DescribeRounds(r);

@@ -71,6 +71,11 @@ class HogwildMode {
   void Snapshot(std::span<float> out) const { w_.CopyTo(out); }
   std::uint64_t BytesSent() const { return 0; }
   std::uint64_t BytesSentMax() const { return 0; }
+  // Its training state beyond the shared model (mode_state.h): each worker's count of hot-head
+  // syncs, which picks the slots of its next sync (its copy is flushed at every epoch end).
+  void VisitState(StateVisitor& v) {
+    for (int w = 0; w < plan_.threads; ++w) v.Count(Key("hot_syncs", w), workers_[w].hot.syncs);
+  }
   void Report(TrainResult& result) const { ReportHotHead(head_, result); }
   void Describe(TrainResult& r) const {
     if constexpr (!kLocked) DescribeHotHead(r);

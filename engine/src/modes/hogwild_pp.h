@@ -148,6 +148,24 @@ class HogwildPPMode {
   std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
   std::uint64_t Samples() const { return workers_.Samples(); }
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
+  // Its training state at an epoch boundary (mode_state.h): each group's replica and its
+  // snapshot o_g, whose turn the token gives (nobody holds it between epochs), and each
+  // worker's count of hot-head syncs.
+  void VisitState(StateVisitor& v) {
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      v.Floats(Key("x", g), groups_[g].x);
+      v.Floats(Key("old", g), groups_[g].old);
+    }
+    // relaxed: the workers are parked (Crew's epoch end orders their writes before this).
+    std::uint32_t token = token_.load(std::memory_order_relaxed);
+    v.Count("token", token);
+    if (v.loading()) {
+      if (token % 2 != 0 || token / 2 >= static_cast<std::uint32_t>(Groups())) token = 0;  // damaged: group 0's turn
+      token_.store(token, std::memory_order_relaxed);
+    }
+    for (int w = 0; w < plan_.threads; ++w) v.Count(Key("hot_syncs", w), workers_[w].hot.syncs);
+  }
+
   // The group replicas' mean.
   void Snapshot(std::span<float> out) const {
     MeanInto(Replicas(), out);

@@ -25,6 +25,10 @@
 //   void Report(TrainResult& result) const;              // warnings and settings it chose
 //   void Describe(TrainResult& result) const;            // at the end: its settings and summary
 //                                                        //   lines (describe.h)
+//   void VisitState(StateVisitor& v);                    // its training state beyond the model
+//                                                        //   (mode_state.h), at epoch ends:
+//                                                        //   saved into checkpoints, restored on
+//                                                        //   resume after AfterSetup
 //   std::pair<Shuffle, std::uint64_t> Shuffling() const; // the visiting order its workers used
 //                                                        //   and their epoch copies' bytes (a
 //                                                        //   mode without it reads through an
@@ -56,6 +60,7 @@
 #include "engine/src/runtime/live.h"
 #include "engine/src/runtime/lr_search.h"
 #include "engine/src/runtime/metrics.h"
+#include "engine/src/runtime/mode_state.h"
 #include "engine/src/runtime/placement.h"
 
 namespace corral::internal {
@@ -126,6 +131,8 @@ struct RunPlan {
   RunSpecs specs;                    // compressor, links
   Shuffle shuffle = Shuffle::kIndex;  // --shuffle, index where epoch's copy does not fit
   std::string shuffle_note;           // why epoch fell back to index (empty: it did not)
+  ModelInfo info;                     // what the parameters mean (checkpoints written while training)
+  ModeState mode_state;               // resumed: the mode's saved state (empty: none saved)
   float EpochLr(int epoch) const {
     return lr * std::pow(config.lr_decay, static_cast<float>(epoch));
   }
@@ -157,6 +164,21 @@ void EvaluateInto(const M& model, std::span<const float> w, const Dataset& train
   p.diverged = !finite;
 }
 
+// --init: the parameters of a model file (its training state, if any, is not used), checked to
+// be a model of this run's kind and size. Throws kBadInput naming both.
+inline std::vector<float> InitialParameters(const TrainConfig& config, std::size_t num_params) {
+  SavedModel saved = LoadModel(config.init_path);
+  if (saved.info.kind != config.model || saved.params.size() != num_params) {
+    throw Error(ErrorCode::kBadInput,
+                config.init_path + ": --init needs a " + std::string(ToString(config.model)) +
+                    " model with " + std::to_string(num_params) +
+                    " parameters (this run's model and data), the file holds a " +
+                    std::string(ToString(saved.info.kind)) + " model with " +
+                    std::to_string(saved.params.size()));
+  }
+  return std::move(saved.params);
+}
+
 // The run's step size, starting parameters and position: from a checkpoint, or fresh.
 // `search_batch` is the batch one update averages over (sync modes: all workers' batches).
 template <typename M>
@@ -178,8 +200,9 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
                       " parameters; this run trains a " + std::string(ToString(config.model)) +
                       " model with " + std::to_string(model.NumParams()));
     }
-    const TrainingState& s = *saved.training;
+    TrainingState& s = *saved.training;
     CheckResumable(config.resume_path, s, config, threads);
+    plan.mode_state = std::move(s.mode);
     plan.lr = config.lr > 0 ? config.lr : s.lr;
     plan.initial = std::move(saved.params);
     plan.first_epoch = s.epochs_done;
@@ -191,14 +214,18 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
       plan.start = s.position;
     }
   } else {
+    if (!config.init_path.empty()) {
+      plan.initial = InitialParameters(config, model.NumParams());
+    } else {
+      plan.initial.assign(model.NumParams(), 0.0f);
+      Rng init_rng(config.seed, 0);
+      model.Init(std::span(plan.initial), init_rng);
+    }
     plan.lr = config.lr;
     if (plan.lr <= 0) {
       plan.lr = SearchStepSize(model, train, search_batch, config.seed).lr;
       lr_searched = true;
     }
-    plan.initial.assign(model.NumParams(), 0.0f);
-    Rng init_rng(config.seed, 0);
-    model.Init(std::span(plan.initial), init_rng);
   }
   plan.start.resize(static_cast<std::size_t>(threads), 0);
   plan.shuffle = ResolveShuffle(config.shuffle, DataBytes(train),
@@ -207,13 +234,23 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
 }
 
 // The visiting order the run used (the optional `Shuffling()` of the Mode contract: modes
-// without it read their rows through an index), as a setting and a summary line.
+// without it read their rows through an index).
+template <typename Mode>
+Shuffle UsedShuffle(const Mode& mode) {
+  if constexpr (requires { mode.Shuffling(); }) {
+    return mode.Shuffling().first;
+  } else {
+    return Shuffle::kIndex;
+  }
+}
+
+// The visiting order the run used, as a setting and a summary line.
 template <typename Mode>
 void DescribeShuffle(const Mode& mode, const RunPlan& plan, TrainResult& r) {
   std::string why = plan.shuffle_note;
-  r.shuffle = Shuffle::kIndex;
+  r.shuffle = UsedShuffle(mode);
   if constexpr (requires { mode.Shuffling(); }) {
-    std::tie(r.shuffle, r.shuffle_copy_bytes) = mode.Shuffling();
+    r.shuffle_copy_bytes = mode.Shuffling().second;
   } else if (plan.shuffle != Shuffle::kIndex) {
     why = "index: " + std::string(ToString(plan.config.algorithm)) +
           " reads its rows through the shuffled index (it does not re-lay them out)";
@@ -297,6 +334,17 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   std::optional<Crew> crew;  // setups may run the model (replica modes calibrate on it)
   as_worker_failure([&] { crew.emplace(threads, placement, setup, epoch); });
   if constexpr (requires { mode.AfterSetup(); }) mode.AfterSetup();
+  if (!plan.mode_state.empty()) {  // resumed with the mode's own state: continue it exactly
+    if constexpr (requires(StateVisitor& v) { mode.VisitState(v); }) {
+      StateVisitor v = StateVisitor::Loading(plan.mode_state, config.resume_path);
+      mode.VisitState(v);
+      v.Finish();
+    } else {
+      throw Error(ErrorCode::kBadInput, config.resume_path + ": holds training state that " +
+                                            std::string(ToString(config.algorithm)) +
+                                            " does not keep (a damaged file)");
+    }
+  }
   result.placement = placement.report();
   if (crew->pinned_workers() < threads) result.placement.pinned = false;
   // Snapshots from other threads (LiveModel): a mode's LiveSnapshot when it has one (replica
@@ -312,6 +360,42 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
       mode.Snapshot(out);
     }
   });
+
+  // The training state as of now (workers parked): where every worker stands and, at an epoch
+  // boundary, the mode's own state (VisitState). A replica mode stopped inside an epoch has
+  // no consistent state to save (its workers sit at different rounds): it resumes from the
+  // epoch's start (Position reports 0), from the replicas' mean.
+  const auto capture_state = [&](TrainingState& state, double train_s_so_far) {
+    state.algorithm = config.algorithm;
+    state.threads = threads;
+    state.seed = config.seed;
+    state.lr = plan.lr;
+    state.lr_decay = config.lr_decay;
+    state.batch = config.batch;
+    state.topology = CheckpointTopology(config);
+    state.compress = ResolvedCompress(config);
+    state.train_s = train_s_so_far;
+    state.samples = mode.Samples();
+    state.order = VisitingOrder(UsedShuffle(mode));
+    state.mode = {};
+    if constexpr (requires(StateVisitor& v) { mode.VisitState(v); }) {
+      if (state.position.empty()) {
+        StateVisitor v = StateVisitor::Saving(state.mode);
+        mode.VisitState(v);
+      }
+    }
+  };
+  // --checkpoint-every: the state written while training, at epoch ends.
+  const bool checkpoints = !config.checkpoint_path.empty() &&
+                           (config.checkpoint_every > 0 || config.checkpoint_every_s > 0);
+  auto last_checkpoint = Clock::now();
+  const auto checkpoint_due = [&](int epochs_done) {
+    if (!checkpoints) return false;
+    if (config.checkpoint_every > 0 && (epochs_done - plan.first_epoch) % config.checkpoint_every == 0) {
+      return true;
+    }
+    return config.checkpoint_every_s > 0 && seconds_since(last_checkpoint) >= config.checkpoint_every_s;
+  };
 
   double train_s = 0;
   std::string divergence;  // why the run diverged; empty while it has not
@@ -396,6 +480,12 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     metrics.Write(p);
     result.history.push_back(p);
     if (p.diverged) break;
+    if (checkpoint_due(e + 1) && result.state.position.empty()) {
+      // Atomic (model_file.h): a crash while writing leaves the previous checkpoint.
+      capture_state(result.state, train_s);
+      SaveModel(config.checkpoint_path, {.info = plan.info, .params = snapshot, .training = result.state});
+      last_checkpoint = Clock::now();
+    }
     if (config.target_loss && p.objective <= *config.target_loss && !result.epochs_to_target) {
       result.epochs_to_target = p.epoch;
       result.train_s_to_target = train_s;
@@ -422,21 +512,11 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
                     ": " + divergence + "; try a smaller --lr (this run started at " +
                     Number(result.lr) + ")");
   }
-  result.state.algorithm = config.algorithm;
-  result.state.threads = threads;
-  result.state.seed = config.seed;
-  result.state.lr = plan.lr;
-  result.state.lr_decay = config.lr_decay;
-  result.state.batch = config.batch;
-  result.state.topology = CheckpointTopology(config);
-  result.state.compress = ResolvedCompress(config);
-  result.state.train_s = train_s;
-  result.state.samples = result.samples;
+  capture_state(result.state, train_s);
   result.params = std::move(snapshot);
   live.Finish(result.params);
   if constexpr (requires { mode.Describe(result); }) mode.Describe(result);
   DescribeShuffle(mode, plan, result);
-  result.state.order = VisitingOrder(result.shuffle);
   metrics.WriteSummary(config, result);
   if (!metrics.failure().empty()) result.warnings.push_back(metrics.failure());
   return result;

@@ -1,0 +1,133 @@
+// A mode's training state (ModeState, model_file.h), listed once. A mode that keeps more than
+// its model (replicas, neighbour and public copies, estimates, residuals, counters, random
+// streams) describes it in one function
+//   void VisitState(StateVisitor& v) {
+//     for (int w = 0; w < n; ++w) { v.Floats(Key("x", w), x[w]); v.Count(Key("round", w), round[w]); }
+//   }
+// and the same list saves the state into a checkpoint (StateVisitor::Saving) and restores it
+// from one (Loading): a field cannot be saved and forgotten on load, or the reverse. Loading
+// checks every name and length and, at Finish, that nothing in the file was left unread, and
+// throws kBadInput naming the file and the entry.
+//
+// Thread safety: coordinator-only, while the workers are parked.
+#pragma once
+
+#include <bit>
+#include <concepts>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <corral/error.h>
+#include <corral/model_file.h>
+#include <corral/rng.h>
+
+namespace corral::internal {
+
+class StateVisitor {
+ public:
+  static StateVisitor Saving(ModeState& out) { return StateVisitor(&out, nullptr, ""); }
+  // `path`: the checkpoint's name, for messages.
+  static StateVisitor Loading(const ModeState& in, std::string path) {
+    return StateVisitor(nullptr, &in, std::move(path));
+  }
+  bool loading() const { return in_ != nullptr; }
+
+  void Floats(const std::string& name, std::span<float> values) {
+    if (!loading()) {
+      out_->arrays[name].assign(values.begin(), values.end());
+      return;
+    }
+    const auto it = in_->arrays.find(name);
+    if (it == in_->arrays.end()) Missing(name);
+    if (it->second.size() != values.size()) {
+      Bad("its array '" + name + "' holds " + std::to_string(it->second.size()) +
+          " floats, this run keeps " + std::to_string(values.size()));
+    }
+    std::memcpy(values.data(), it->second.data(), values.size() * sizeof(float));
+    seen_.insert(name);
+  }
+  void Floats(const std::string& name, std::vector<float>& values) {
+    Floats(name, std::span<float>(values));
+  }
+  template <std::unsigned_integral T>
+  void Count(const std::string& name, T& value) {
+    std::uint64_t v = value;
+    Word(name, v);
+    if (loading() && v > std::numeric_limits<T>::max()) {
+      Bad("its counter '" + name + "' is " + std::to_string(v) + ", out of range");
+    }
+    value = static_cast<T>(v);
+  }
+  void Flag(const std::string& name, bool& value) {
+    std::uint64_t v = value ? 1 : 0;
+    Word(name, v);
+    value = v != 0;
+  }
+  // A double or float, bit for bit.
+  void Real(const std::string& name, double& value) {
+    auto bits = std::bit_cast<std::uint64_t>(value);
+    Word(name, bits);
+    value = std::bit_cast<double>(bits);
+  }
+  void Real(const std::string& name, float& value) {
+    double v = value;
+    Real(name, v);
+    value = static_cast<float>(v);
+  }
+  // A random stream's position.
+  void Random(const std::string& name, Rng& rng) {
+    const std::span<std::uint64_t, 4> state = rng.State();
+    for (std::size_t k = 0; k < state.size(); ++k) Word(name + "." + std::to_string(k), state[k]);
+  }
+
+  // After the mode's VisitState: a checkpoint with entries this run did not ask for was
+  // written by another layout (another mode, topology or worker count got past the checks).
+  void Finish() const {
+    if (!loading()) return;
+    for (const auto& [name, values] : in_->arrays) {
+      if (!seen_.contains(name)) Bad("it holds the array '" + name + "', which this run does not keep");
+    }
+    for (const auto& [name, value] : in_->counters) {
+      if (!seen_.contains(name)) Bad("it holds the counter '" + name + "', which this run does not keep");
+    }
+  }
+
+ private:
+  StateVisitor(ModeState* out, const ModeState* in, std::string path)
+      : out_(out), in_(in), path_(std::move(path)) {}
+
+  void Word(const std::string& name, std::uint64_t& value) {
+    if (!loading()) {
+      out_->counters[name] = value;
+      return;
+    }
+    const auto it = in_->counters.find(name);
+    if (it == in_->counters.end()) Missing(name);
+    value = it->second;
+    seen_.insert(name);
+  }
+  [[noreturn]] void Missing(const std::string& name) const {
+    Bad("it lacks '" + name + "', which this run keeps");
+  }
+  [[noreturn]] void Bad(const std::string& what) const {
+    throw Error(ErrorCode::kBadInput, path_ + ": the checkpoint's training state does not fit this run: " +
+                                          what + " (a damaged file, or one from another version)");
+  }
+
+  ModeState* out_;
+  const ModeState* in_;
+  std::string path_;
+  std::set<std::string> seen_;
+};
+
+// "name/w": worker w's entry of `name`.
+inline std::string Key(const char* name, std::size_t w) { return std::string(name) + "/" + std::to_string(w); }
+inline std::string Key(const char* name, int w) { return Key(name, static_cast<std::size_t>(w)); }
+
+}  // namespace corral::internal

@@ -1,0 +1,281 @@
+// Reproducible runs and the whole training state (issue 17): the round-based modes repeat bit
+// for bit whatever the thread scheduling (8 workers on 2 cores), and every mode resumes a
+// checkpoint where it stopped.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <corral/corral.h>
+
+#include "test_data.h"
+
+namespace corral {
+namespace {
+
+std::string Name(const ::testing::TestParamInfo<Algorithm>& info) {
+  std::string name(ToString(info.param));
+  for (char& c : name) {
+    if (c == '+') c = 'P';
+  }
+  return name;
+}
+
+// Bitwise equality of two parameter vectors (== would call -0 and 0 equal and NaN unequal).
+::testing::AssertionResult SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) {
+    return ::testing::AssertionFailure() << a.size() << " vs " << b.size() << " parameters";
+  }
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (std::memcmp(&a[k], &b[k], sizeof(float)) != 0) {
+      return ::testing::AssertionFailure() << "parameter " << k << ": " << a[k] << " vs " << b[k];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// A problem small enough for many runs under ThreadSanitizer (CI runs this suite there).
+SyntheticSplit TinyProblem() {
+  return MakeSyntheticClassification({.rows = 600, .features = 60, .nnz_per_row = 6, .seed = 3}, 0);
+}
+
+// The round-based modes: every worker takes the same steps and its rounds at the same steps,
+// so the result is a function of the seed, the worker count and the gossip period alone.
+constexpr Algorithm kRoundBased[] = {Algorithm::kSync, Algorithm::kQsgd, Algorithm::kDpsgd,
+                                     Algorithm::kLocal, Algorithm::kDcd, Algorithm::kEcd,
+                                     Algorithm::kChoco};
+
+class RoundBased : public ::testing::TestWithParam<Algorithm> {};
+
+// 8 workers on the machine's cores (2 in CI): the operating system interleaves them
+// differently in every run. The period is a number (an automatic one is measured from
+// timings, docs/algorithms.md "Determinism"), 4 so that local steps and rounds both occur.
+TEST_P(RoundBased, ThreeRunsWithTheSameSeedAgreeBitForBit) {
+  const SyntheticSplit data = TinyProblem();
+  TrainConfig config{.algorithm = GetParam(), .l2 = 1e-2f, .threads = 8, .epochs = 2,
+                     .batch = GetParam() == Algorithm::kEcd ? 8 : 1, .lr = 0.05f, .seed = 11,
+                     .pin = Pin::kNone};
+  if (GetParam() != Algorithm::kEcd) config.gossip_every = 4;
+  const TrainResult first = Train(data.train, nullptr, config);
+  for (int run = 0; run < 2; ++run) {
+    const TrainResult again = Train(data.train, nullptr, config);
+    EXPECT_TRUE(SameBits(first.params, again.params)) << "run " << run + 2;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, RoundBased, ::testing::ValuesIn(kRoundBased), Name);
+
+bool RoundBasedMode(Algorithm a) {
+  return std::find(std::begin(kRoundBased), std::end(kRoundBased), a) != std::end(kRoundBased);
+}
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("corral_state_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+// A deterministic run of mode `a`: the round-based modes at 3 workers (their result does not
+// depend on scheduling), the asynchronous ones at 1 (with more, the interleaving decides).
+// Local steps between rounds (gossip every 3) where the mode takes them, so that the saved
+// state has rounds in flight across the epoch boundary.
+TrainConfig DeterministicConfig(Algorithm a) {
+  TrainConfig config{.algorithm = a, .l2 = 1e-2f, .threads = RoundBasedMode(a) ? 3 : 1,
+                     .epochs = 4, .lr = 0.05f, .seed = 9, .pin = Pin::kNone};
+  if (a == Algorithm::kEcd) {
+    config.batch = 8;
+  } else if (a != Algorithm::kHogwildPP) {
+    config.gossip_every = 3;
+  }
+  return config;
+}
+
+// The state's entries that are measurements (virtual clocks: CPU time), not training state.
+ModeState WithoutClocks(ModeState s) {
+  std::erase_if(s.counters, [](const auto& c) { return c.first.starts_with("clock/"); });
+  return s;
+}
+
+class EveryMode : public ::testing::TestWithParam<Algorithm> {};
+
+// E epochs in one go, and E/2, saved to a file, loaded and resumed to E: the same parameters
+// and the same whole state (every replica, copy, estimate, counter) bit for bit.
+TEST_P(EveryMode, ResumesBitForBitFromACheckpoint) {
+  const SyntheticSplit data = TinyProblem();
+  const TrainConfig config = DeterministicConfig(GetParam());
+  const TrainResult whole = Train(data.train, nullptr, config);
+
+  TrainConfig first_half = config;
+  first_half.epochs = config.epochs / 2;
+  const std::string path = TempPath(Name({GetParam(), 0}) + ".model");
+  SaveModel(path, ToSavedModel(Train(data.train, nullptr, first_half)));
+  TrainConfig second_half = config;
+  second_half.resume_path = path;
+  const TrainResult resumed = Train(data.train, nullptr, second_half);
+  std::filesystem::remove(path);
+
+  ASSERT_EQ(resumed.state.epochs_done, config.epochs);
+  EXPECT_TRUE(SameBits(whole.params, resumed.params));
+  const ModeState a = WithoutClocks(whole.state.mode);
+  const ModeState b = WithoutClocks(resumed.state.mode);
+  EXPECT_EQ(a.counters, b.counters);
+  ASSERT_EQ(a.arrays.size(), b.arrays.size());
+  for (const auto& [name, values] : a.arrays) {
+    ASSERT_TRUE(b.arrays.contains(name)) << name;
+    EXPECT_TRUE(SameBits(values, b.arrays.at(name))) << name;
+  }
+  // The replica modes' state is more than their mean: every replica is in it.
+  if (GetParam() == Algorithm::kDpsgd || GetParam() == Algorithm::kChoco) {
+    EXPECT_TRUE(a.arrays.contains("x/2"));
+  }
+}
+
+// Every algorithm of the registry (a new mode joins by itself).
+INSTANTIATE_TEST_SUITE_P(Modes, EveryMode, ::testing::ValuesIn(Algorithms()), Name);
+
+
+// Codec memory is training state too: dcd with error feedback (its residual per worker, the
+// paper's every-step form) and choco on top-k at 3 workers resume bit for bit.
+TEST(Checkpoint, CodecMemoriesResumeBitForBit) {
+  const SyntheticSplit data = TinyProblem();
+  for (const auto& [algo, codec] : {std::pair{Algorithm::kDcd, "ef:qsgd:8"},
+                                    std::pair{Algorithm::kChoco, "topk:0.1"}}) {
+    TrainConfig config = DeterministicConfig(algo);
+    config.compress = codec;
+    if (algo == Algorithm::kDcd) config.gossip_every = 1;  // its local steps diverge under ef
+    const TrainResult whole = Train(data.train, nullptr, config);
+    if (algo == Algorithm::kDcd) EXPECT_TRUE(whole.state.mode.arrays.contains("codec/2"));
+    TrainConfig half = config;
+    half.epochs = config.epochs / 2;
+    const std::string path = TempPath("codec.model");
+    SaveModel(path, ToSavedModel(Train(data.train, nullptr, half)));
+    TrainConfig rest = config;
+    rest.resume_path = path;
+    EXPECT_TRUE(SameBits(whole.params, Train(data.train, nullptr, rest).params)) << codec;
+    std::filesystem::remove(path);
+  }
+}
+
+// Free-running adpsgd with compressed exchanges (per-edge public copies, codecs and random
+// streams in its state) at 3 workers: the interleaving decides the bits, so the resumed run is
+// held to the spread of uninterrupted runs (or 1e-3 of the objective, when two runs happen to
+// agree closely); a resume that lost the edges' copies would restart their differences.
+TEST(Checkpoint, FreeRunningAdpsgdResumesWithinTheRunToRunSpread) {
+  const SyntheticSplit data = TinyProblem();
+  TrainConfig config{.algorithm = Algorithm::kAdpsgd, .l2 = 1e-2f, .threads = 3, .epochs = 4,
+                     .lr = 0.05f, .seed = 9, .pin = Pin::kNone, .compress = "qsgd:8",
+                     .gossip_every = 2};
+  const double a = Train(data.train, nullptr, config).history.back().objective;
+  const TrainResult whole = Train(data.train, nullptr, config);
+  const double b = whole.history.back().objective;
+  EXPECT_TRUE(whole.state.mode.arrays.contains("public_copy/0"));
+  TrainConfig half = config;
+  half.epochs = 2;
+  const std::string path = TempPath("adpsgd.model");
+  SaveModel(path, ToSavedModel(Train(data.train, nullptr, half)));
+  TrainConfig rest = config;
+  rest.resume_path = path;
+  const double resumed = Train(data.train, nullptr, rest).history.back().objective;
+  std::filesystem::remove(path);
+  const double tolerance = std::max(2 * std::abs(a - b), 1e-3 * b);
+  EXPECT_NEAR(resumed, b, tolerance) << "uninterrupted: " << a << ", " << b;
+}
+
+// --init: 5 epochs, saved, then 5 more started from that model, end as close to 10 epochs in
+// one go as runs with other seeds are to each other (a constant step, so that epochs 6-10 and
+// a fresh run's 1-5 take the same steps; 1 thread, so every number here is reproducible).
+TEST(Init, FivePlusFiveEpochsEndWithinTheSpreadOfTenEpochRuns) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainConfig ten{.l2 = 1e-2f, .threads = 1, .epochs = 10, .lr = 0.02f, .lr_decay = 1.0f,
+                        .seed = 1, .pin = Pin::kNone};
+  double lowest = 1e9, highest = -1e9;
+  for (const std::uint64_t seed : {1, 2, 3, 4}) {
+    TrainConfig c = ten;
+    c.seed = seed;
+    const double objective = Train(data.train, nullptr, c).history.back().objective;
+    lowest = std::min(lowest, objective);
+    highest = std::max(highest, objective);
+  }
+  TrainConfig five = ten;
+  five.epochs = 5;
+  const std::string path = TempPath("init.model");
+  const TrainResult first = Train(data.train, nullptr, five);
+  SaveModel(path, ToSavedModel(first));
+  TrainConfig more = five;
+  more.init_path = path;
+  const TrainResult continued = Train(data.train, nullptr, more);
+  std::filesystem::remove(path);
+  ASSERT_EQ(continued.history.front().epoch, 1);  // a fresh run, not a resumed one
+  const double objective = continued.history.back().objective;
+  EXPECT_LT(objective, first.history.back().objective);  // it continued, not restarted
+  const double spread = highest - lowest;
+  EXPECT_GE(objective, lowest - spread) << "ten-epoch runs: " << lowest << " .. " << highest;
+  EXPECT_LE(objective, highest + spread) << "ten-epoch runs: " << lowest << " .. " << highest;
+}
+
+// --init from a model of another size: refused before training, naming both sizes.
+TEST(Init, ADimensionMismatchNamesBothSizes) {
+  const SyntheticSplit small = MakeSyntheticClassification(
+      {.rows = 300, .features = 40, .nnz_per_row = 6, .seed = 3}, 0);
+  const SyntheticSplit large = testing::SmallProblem();
+  const TrainConfig config{.threads = 1, .epochs = 1, .lr = 0.05f, .pin = Pin::kNone};
+  const TrainResult trained = Train(small.train, nullptr, config);
+  const std::string path = TempPath("init_small.model");
+  SaveModel(path, ToSavedModel(trained));
+  TrainConfig init = config;
+  init.init_path = path;
+  try {
+    Train(large.train, nullptr, init);
+    ADD_FAILURE() << "expected kBadInput";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBadInput);
+    const std::string why = e.what();
+    const std::size_t wanted = Train(large.train, nullptr, config).params.size();
+    EXPECT_NE(why.find(path + ": --init needs a logistic model with " + std::to_string(wanted) +
+                       " parameters"), std::string::npos) << why;
+    EXPECT_NE(why.find("the file holds a logistic model with " + std::to_string(trained.params.size())),
+              std::string::npos) << why;
+  }
+  std::filesystem::remove(path);
+}
+
+// A checkpoint of another worker count is refused naming it; one whose mode state does not
+// fit the run (here: a replica lost) is refused naming the entry.
+TEST(Checkpoint, AnotherWorkerCountOrAMissingReplicaIsRefused) {
+  const SyntheticSplit data = TinyProblem();
+  const TrainConfig config{.algorithm = Algorithm::kDpsgd, .threads = 3, .epochs = 1, .lr = 0.05f,
+                           .pin = Pin::kNone, .gossip_every = 2};
+  SavedModel saved = ToSavedModel(Train(data.train, nullptr, config));
+  const std::string path = TempPath("refused.model");
+  const auto resume = [&](TrainConfig c) -> std::string {
+    c.resume_path = path;
+    c.epochs = 2;
+    try {
+      Train(data.train, nullptr, c);
+      return "";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.code() == ErrorCode::kBadConfig || e.code() == ErrorCode::kBadInput) << e.what();
+      return e.what();
+    }
+  };
+  SaveModel(path, saved);
+  TrainConfig four = config;
+  four.threads = 4;
+  EXPECT_NE(resume(four).find("--threads 3 (this run: 4)"), std::string::npos);
+  ASSERT_TRUE(saved.training->mode.arrays.erase("x/1"));
+  SaveModel(path, saved);
+  const std::string why = resume(config);
+  EXPECT_NE(why.find(path + ": the checkpoint's training state does not fit this run: it lacks 'x/1'"),
+            std::string::npos) << why;
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace corral
