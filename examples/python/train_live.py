@@ -13,8 +13,14 @@ import corral
 
 
 def main():
-    X = sp.random(100_000, 5000, density=0.002, format="csr", dtype=np.float32, random_state=3)
-    y = np.where(X @ np.random.default_rng(3).normal(size=5000) > 0, 1.0, -1.0)
+    rng = np.random.default_rng(3)
+    rows, features, per_row = 100_000, 5000, 10
+    # Each row: per_row distinct sorted columns (one from each band of features // per_row).
+    band = features // per_row
+    cols = rng.integers(0, band, size=(rows, per_row)) + np.arange(per_row) * band
+    X = sp.csr_matrix((rng.random(rows * per_row, dtype=np.float32), cols.ravel().astype(np.int32),
+                       np.arange(0, rows * per_row + 1, per_row)), shape=(rows, features))
+    y = np.where(X @ rng.normal(size=features) > 0, 1.0, -1.0)
     live = corral.LiveModel()
     stop = threading.Event()
 
