@@ -206,3 +206,20 @@ def test_training_on_a_large_csr_matrix_does_not_copy_it():
     corral.train(X, y, threads=2, epochs=1, lr=0.01, shuffle="index", hot_coords="off")
     grown = _peak_rss_bytes() - before
     assert grown < 0.10 * size, f"peak RSS grew by {grown / 1e6:.0f} MB for {size / 1e6:.0f} MB of data"
+
+
+def test_every_cli_option_is_an_option_of_train(cli, sparse_problem):
+    """Each `corral train` flag is a train() option (or one of its own arguments): a value of the
+    wrong type is refused naming that flag, never as an unknown option."""
+    import re
+    X, y, _ = sparse_problem
+    flags = re.findall(r"^\s+--([a-z0-9-]+)", run_cli(cli, "train", "--help").stdout, re.M)
+    assert len(flags) > 30
+    own = {"data", "test", "format", "features", "quiet", "save", "help"}  # train()'s arguments
+    for flag in flags:
+        name = flag.replace("-", "_")
+        if name in own:
+            continue
+        with pytest.raises(ValueError) as e:
+            corral.train(X, y, **{name: object()})
+        assert str(e.value).startswith(f"--{flag}: expected"), str(e.value)
