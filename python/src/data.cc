@@ -1,17 +1,16 @@
 // corral.Dataset and the ways to get one: load() for every format the CLI reads, and views
 // of the caller's NumPy arrays (no copy; python/corral/__init__.py converts dtypes first).
+#include <corral/corral.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
-
-#include <corral/corral.h>
 
 #include "bindings.h"
 
@@ -34,11 +33,9 @@ struct PyOwner {
 // dimensions (the package converts; this guards the private entry points).
 template <typename T>
 std::span<const T> Span(const py::array& a, const char* what, int ndim = 1) {
-  if (!a.dtype().is(py::dtype::of<T>()) || a.ndim() != ndim ||
-      !(a.flags() & py::array::c_style)) {
-    throw py::value_error(std::string(what) + ": expected a C-contiguous " +
-                          std::to_string(ndim) + "-d array of " +
-                          std::string(py::str(py::dtype::of<T>())));
+  if (!a.dtype().is(py::dtype::of<T>()) || a.ndim() != ndim || !(a.flags() & py::array::c_style)) {
+    throw py::value_error(std::string(what) + ": expected a C-contiguous " + std::to_string(ndim) +
+                          "-d array of " + std::string(py::str(py::dtype::of<T>())));
   }
   return {static_cast<const T*>(a.data()), static_cast<std::size_t>(a.size())};
 }
@@ -98,35 +95,47 @@ void BindData(py::module_& m) {
                       "An immutable labelled matrix (CSR or dense), as Corral trains on it.\n\n"
                       "Array properties are read-only NumPy views of Corral's own memory (or of "
                       "the arrays it wraps): no copy.")
-      .def_property_readonly("shape", [](const Dataset& d) {
-        return py::make_tuple(d.rows(), d.num_features());
-      }, "(rows, features)")
+      .def_property_readonly(
+          "shape", [](const Dataset& d) { return py::make_tuple(d.rows(), d.num_features()); },
+          "(rows, features)")
       .def_property_readonly("nnz", &Dataset::nnz, "Stored entries (rows x features when dense)")
       .def_property_readonly("name", &Dataset::name)
       .def_property_readonly("is_dense", &Dataset::is_dense)
       .def_property_readonly("is_ratings", [](const Dataset& d) { return d.ratings() != nullptr; })
-      .def_property_readonly("labels", [](py::object self) {
-        const auto& d = self.cast<const Dataset&>();
-        return ReadOnlyView(d.labels().data(), d.labels().size(), self);
-      }, "float32 labels, one per row")
-      .def_property_readonly("data", [](py::object self) {
-        const auto& d = self.cast<const Dataset&>();
-        py::array v = ReadOnlyView(d.value().data(), d.value().size(), self);
-        if (d.is_dense()) {
-          return v.attr("reshape")(d.rows(), d.num_features()).cast<py::array>();
-        }
-        return v;
-      }, "float32 values: CSR's data, or the rows x features matrix of a dense set")
-      .def_property_readonly("indices", [](py::object self) -> py::object {
-        const auto& d = self.cast<const Dataset&>();
-        if (d.is_dense()) return py::none();
-        return ReadOnlyView(d.index().data(), d.index().size(), self);
-      }, "uint32 column of every stored value (CSR); None for a dense set")
-      .def_property_readonly("indptr", [](py::object self) -> py::object {
-        const auto& d = self.cast<const Dataset&>();
-        if (d.is_dense()) return py::none();
-        return ReadOnlyView(d.row_ptr().data(), d.row_ptr().size(), self);
-      }, "uint64 rows + 1 offsets into data (CSR); None for a dense set")
+      .def_property_readonly(
+          "labels",
+          [](py::object self) {
+            const auto& d = self.cast<const Dataset&>();
+            return ReadOnlyView(d.labels().data(), d.labels().size(), self);
+          },
+          "float32 labels, one per row")
+      .def_property_readonly(
+          "data",
+          [](py::object self) {
+            const auto& d = self.cast<const Dataset&>();
+            py::array v = ReadOnlyView(d.value().data(), d.value().size(), self);
+            if (d.is_dense()) {
+              return v.attr("reshape")(d.rows(), d.num_features()).cast<py::array>();
+            }
+            return v;
+          },
+          "float32 values: CSR's data, or the rows x features matrix of a dense set")
+      .def_property_readonly(
+          "indices",
+          [](py::object self) -> py::object {
+            const auto& d = self.cast<const Dataset&>();
+            if (d.is_dense()) return py::none();
+            return ReadOnlyView(d.index().data(), d.index().size(), self);
+          },
+          "uint32 column of every stored value (CSR); None for a dense set")
+      .def_property_readonly(
+          "indptr",
+          [](py::object self) -> py::object {
+            const auto& d = self.cast<const Dataset&>();
+            if (d.is_dense()) return py::none();
+            return ReadOnlyView(d.row_ptr().data(), d.row_ptr().size(), self);
+          },
+          "uint64 rows + 1 offsets into data (CSR); None for a dense set")
       .def("__repr__", [](const Dataset& d) {
         return "<corral.Dataset " + d.name() + ": " + std::to_string(d.rows()) + " rows, " +
                std::to_string(d.num_features()) + " features, " + std::to_string(d.nnz()) +

@@ -4,10 +4,9 @@
 // Errors: a corral::Error the user caused (bad input, configuration, an unreadable file)
 // becomes ValueError, any other (divergence, a worker's failure) RuntimeError; the message is
 // the one the CLI prints, unchanged.
+#include <corral/error.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
-
-#include <corral/error.h>
 
 #include "bindings.h"
 

@@ -6,6 +6,12 @@
 // TrainObserver::stop: the workers finish their step, Train returns after they joined, and
 // the KeyboardInterrupt is raised then. Python callbacks run on the training thread, holding
 // the GIL only while they run.
+#include <corral/corral.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -19,13 +25,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
-#include <pybind11/stl/filesystem.h>
-
-#include <corral/corral.h>
 
 #include "bindings.h"
 
@@ -82,12 +81,17 @@ TrainConfig ParseOptions(const py::dict& options) {
   using Setter = std::function<void(const std::string&, py::handle)>;
   const std::map<std::string, Setter> setters = {
       {"model", [&](auto& n, auto v) { c.model = ParseModel(Get<std::string>(n, v, "a string")); }},
-      {"algo", [&](auto& n, auto v) { c.algorithm = ParseAlgorithm(Get<std::string>(n, v, "a string")); }},
-      {"l2", [&](auto& n, auto v) { if (!v.is_none()) c.l2 = Get<float>(n, v, "a number"); }},
+      {"algo",
+       [&](auto& n, auto v) { c.algorithm = ParseAlgorithm(Get<std::string>(n, v, "a string")); }},
+      {"l2",
+       [&](auto& n, auto v) {
+         if (!v.is_none()) c.l2 = Get<float>(n, v, "a number");
+       }},
       {"threads", [&](auto& n, auto v) { c.threads = Get<int>(n, v, "an integer"); }},
       {"epochs", [&](auto& n, auto v) { c.epochs = Get<int>(n, v, "an integer"); }},
       {"batch", [&](auto& n, auto v) { c.batch = Get<int>(n, v, "an integer"); }},
-      {"hidden", [&](auto& n, auto v) {
+      {"hidden",
+       [&](auto& n, auto v) {
          if (py::isinstance<py::int_>(v)) {
            c.hidden = {Get<int>(n, v, "an integer")};
          } else {
@@ -98,33 +102,46 @@ TrainConfig ParseOptions(const py::dict& options) {
       {"no_bias", [&](auto& n, auto v) { c.bias = !Get<bool>(n, v, "a bool"); }},
       {"lr", [&](auto& n, auto v) { c.lr = Get<float>(n, v, "a number"); }},
       {"lr_decay", [&](auto& n, auto v) { c.lr_decay = Get<float>(n, v, "a number"); }},
-      {"seed", [&](auto& n, auto v) { c.seed = Get<std::uint64_t>(n, v, "a non-negative integer"); }},
+      {"seed",
+       [&](auto& n, auto v) { c.seed = Get<std::uint64_t>(n, v, "a non-negative integer"); }},
       {"pin", [&](auto& n, auto v) { c.pin = ParsePin(Get<std::string>(n, v, "a string")); }},
-      {"shuffle", [&](auto& n, auto v) { c.shuffle = ParseShuffle(Get<std::string>(n, v, "a string")); }},
-      {"target_loss", [&](auto& n, auto v) { if (!v.is_none()) c.target_loss = Get<double>(n, v, "a number"); }},
+      {"shuffle",
+       [&](auto& n, auto v) { c.shuffle = ParseShuffle(Get<std::string>(n, v, "a string")); }},
+      {"target_loss",
+       [&](auto& n, auto v) {
+         if (!v.is_none()) c.target_loss = Get<double>(n, v, "a number");
+       }},
       {"time_limit", [&](auto& n, auto v) { c.time_limit_s = Get<double>(n, v, "a number"); }},
       {"bits", [&](auto& n, auto v) { c.bits = Get<int>(n, v, "an integer"); }},
       {"model_bits", [&](auto& n, auto v) { c.model_bits = Get<int>(n, v, "an integer"); }},
-      {"rounding", [&](auto& n, auto v) { c.rounding = ParseRounding(Get<std::string>(n, v, "a string")); }},
+      {"rounding",
+       [&](auto& n, auto v) { c.rounding = ParseRounding(Get<std::string>(n, v, "a string")); }},
       {"compress", [&](auto& n, auto v) { c.compress = Get<std::string>(n, v, "a string"); }},
-      {"gamma", [&](auto& n, auto v) {
+      {"gamma",
+       [&](auto& n, auto v) {
          // The CLI's spelling: a number or 'theory', through the same parser.
          if (v.is_none()) return;
          const std::string spelled =
-             py::isinstance<py::str>(v) ? py::cast<std::string>(v)
-                                        : std::string(py::str(py::float_(Get<double>(n, v, "a number or 'theory'"))));
+             py::isinstance<py::str>(v)
+                 ? py::cast<std::string>(v)
+                 : std::string(py::str(py::float_(Get<double>(n, v, "a number or 'theory'"))));
          c.gamma = ParseGamma(spelled);
        }},
       {"strict", [&](auto& n, auto v) { c.strict = Get<bool>(n, v, "a bool"); }},
       {"topology", [&](auto& n, auto v) { c.topology = Get<std::string>(n, v, "a string"); }},
       {"link", [&](auto& n, auto v) { c.link = Get<std::string>(n, v, "a string"); }},
       {"link_mode", [&](auto& n, auto v) { c.link_mode = Get<std::string>(n, v, "a string"); }},
-      {"gossip_every", [&](auto& n, auto v) {
+      {"gossip_every",
+       [&](auto& n, auto v) {
          c.gossip_every = CountOrName(n, v, {{"auto", kGossipEveryAuto}});
        }},
-      {"mix_order", [&](auto& n, auto v) { c.mix_order = ParseMixOrder(Get<std::string>(n, v, "a string")); }},
+      {"mix_order",
+       [&](auto& n, auto v) { c.mix_order = ParseMixOrder(Get<std::string>(n, v, "a string")); }},
       {"group_size", [&](auto& n, auto v) { c.group_size = Get<int>(n, v, "an integer"); }},
-      {"hot_coords", [&](auto& n, auto v) { c.hot_coords = CountOrName(n, v, {{"auto", -1}, {"off", 0}}); }},
+      {"hot_coords",
+       [&](auto& n, auto v) {
+         c.hot_coords = CountOrName(n, v, {{"auto", -1}, {"off", 0}});
+       }},
       {"hot_sync", [&](auto& n, auto v) { c.hot_sync = Get<int>(n, v, "an integer"); }},
       {"metrics", [&](auto& n, auto v) { c.metrics_path = Get<std::string>(n, v, "a path"); }},
       {"resume", [&](auto& n, auto v) { c.resume_path = Get<std::string>(n, v, "a path"); }},
@@ -252,7 +269,8 @@ TrainResult RunTrain(const Dataset& train, const Dataset* test, const py::dict& 
     {
       py::gil_scoped_release nogil;
       std::unique_lock lock(mutex);
-      if (finished_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return finished; })) break;
+      if (finished_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return finished; }))
+        break;
     }
     if (!stop.stop_requested() && PyErr_CheckSignals() != 0) {
       pending.emplace();  // takes the KeyboardInterrupt (or whatever a handler raised)
@@ -292,88 +310,116 @@ void BindTraining(py::module_& m) {
   py::class_<SavedModel>(m, "Model",
                          "A trained model: what `corral train --save` writes and `corral eval` "
                          "reads (the model file format; pickled as one).")
-      .def_property_readonly("params", [](py::object self) {
-        return ParamsView(self, self.cast<const SavedModel&>().params);
-      }, "The parameters, a read-only float32 view")
-      .def_property_readonly("info", [](const SavedModel& s) { return Info(s.info); },
-                             "What the parameters mean: kind, shape, classes, l2")
-      .def_property_readonly("kind", [](const SavedModel& s) { return std::string(ToString(s.info.kind)); })
-      .def_property_readonly("epochs_done", [](const SavedModel& s) -> py::object {
-        if (!s.training) return py::none();
-        return py::int_(s.training->epochs_done);
-      })
-      .def("save", [](const SavedModel& s, const std::filesystem::path& path) {
+      .def_property_readonly(
+          "params",
+          [](py::object self) { return ParamsView(self, self.cast<const SavedModel&>().params); },
+          "The parameters, a read-only float32 view")
+      .def_property_readonly(
+          "info", [](const SavedModel& s) { return Info(s.info); },
+          "What the parameters mean: kind, shape, classes, l2")
+      .def_property_readonly("kind",
+                             [](const SavedModel& s) { return std::string(ToString(s.info.kind)); })
+      .def_property_readonly("epochs_done",
+                             [](const SavedModel& s) -> py::object {
+                               if (!s.training) return py::none();
+                               return py::int_(s.training->epochs_done);
+                             })
+      .def(
+          "save",
+          [](const SavedModel& s, const std::filesystem::path& path) {
+            py::gil_scoped_release nogil;
+            SaveModel(path.string(), s);
+          },
+          py::arg("path"), "Writes the model file (atomically), as `corral train --save` does")
+      .def(
+          "predict",
+          [](const SavedModel& s, const Dataset& data) {
+            Predictions p;
+            {
+              py::gil_scoped_release nogil;
+              p = PredictModel(s, data);
+            }
+            py::array_t<float> out({p.rows, p.columns});
+            std::copy(p.values.begin(), p.values.end(), out.mutable_data());
+            return out;
+          },
+          py::arg("data"),
+          "Per row: the margin (logistic, hinge), the value (squared), class probabilities "
+          "(softmax, mlp; classes order) or the rating (mf); shape (rows, columns)")
+      .def(
+          "evaluate",
+          [](const SavedModel& s, const Dataset& data) {
+            Evaluation e;
+            {
+              py::gil_scoped_release nogil;
+              e = EvaluateModel(s, data);
+            }
+            py::dict d;
+            d["rows"] = e.rows;
+            d["loss"] = e.loss;
+            d["objective"] = e.objective;
+            if (e.accuracy) d["accuracy"] = *e.accuracy;
+            if (e.rmse) d["rmse"] = *e.rmse;
+            return d;
+          },
+          py::arg("data"), "Loss and accuracy or RMSE, as `corral eval`");
+  m.def(
+      "load_model",
+      [](const std::filesystem::path& path) {
         py::gil_scoped_release nogil;
-        SaveModel(path.string(), s);
-      }, py::arg("path"), "Writes the model file (atomically), as `corral train --save` does")
-      .def("predict", [](const SavedModel& s, const Dataset& data) {
-        Predictions p;
-        {
-          py::gil_scoped_release nogil;
-          p = PredictModel(s, data);
-        }
-        py::array_t<float> out({p.rows, p.columns});
-        std::copy(p.values.begin(), p.values.end(), out.mutable_data());
-        return out;
-      }, py::arg("data"),
-           "Per row: the margin (logistic, hinge), the value (squared), class probabilities "
-           "(softmax, mlp; classes order) or the rating (mf); shape (rows, columns)")
-      .def("evaluate", [](const SavedModel& s, const Dataset& data) {
-        Evaluation e;
-        {
-          py::gil_scoped_release nogil;
-          e = EvaluateModel(s, data);
-        }
-        py::dict d;
-        d["rows"] = e.rows;
-        d["loss"] = e.loss;
-        d["objective"] = e.objective;
-        if (e.accuracy) d["accuracy"] = *e.accuracy;
-        if (e.rmse) d["rmse"] = *e.rmse;
-        return d;
-      }, py::arg("data"), "Loss and accuracy or RMSE, as `corral eval`")
-;
-  m.def("load_model", [](const std::filesystem::path& path) {
-    py::gil_scoped_release nogil;
-    return LoadModel(path.string());
-  }, py::arg("path"), "Reads a model file (`corral train --save`, Model.save)");
+        return LoadModel(path.string());
+      },
+      py::arg("path"), "Reads a model file (`corral train --save`, Model.save)");
 
   py::class_<TrainResult>(m, "TrainResult", "What train() returns")
-      .def_property_readonly("params", [](py::object self) {
-        return ParamsView(self, self.cast<const TrainResult&>().params);
-      }, "The trained parameters, a read-only float32 view")
-      .def_property_readonly("model", [](const TrainResult& r) { return ToSavedModel(r); },
-                             "The model with its training state (a corral.Model)")
-      .def_property_readonly("history", [](const TrainResult& r) {
-        py::list l;
-        for (const EvalPoint& p : r.history) l.append(ToDict(p));
-        return l;
-      }, "One metrics dict per epoch end (the metrics file's fields)")
+      .def_property_readonly(
+          "params",
+          [](py::object self) { return ParamsView(self, self.cast<const TrainResult&>().params); },
+          "The trained parameters, a read-only float32 view")
+      .def_property_readonly(
+          "model", [](const TrainResult& r) { return ToSavedModel(r); },
+          "The model with its training state (a corral.Model)")
+      .def_property_readonly(
+          "history",
+          [](const TrainResult& r) {
+            py::list l;
+            for (const EvalPoint& p : r.history) l.append(ToDict(p));
+            return l;
+          },
+          "One metrics dict per epoch end (the metrics file's fields)")
       .def_property_readonly("summary", &Summary, "The run's summary as a dict")
       .def_readonly("warnings", &TrainResult::warnings)
-      .def_property_readonly("stop_reason", [](const TrainResult& r) { return std::string(ToString(r.stop_reason)); })
-      .def("save", [](const TrainResult& r, const std::filesystem::path& path) {
-        const SavedModel s = ToSavedModel(r);
-        py::gil_scoped_release nogil;
-        SaveModel(path.string(), s);
-      }, py::arg("path"), "Writes the model and its training state (`--save`; `resume=` continues it)");
+      .def_property_readonly(
+          "stop_reason", [](const TrainResult& r) { return std::string(ToString(r.stop_reason)); })
+      .def(
+          "save",
+          [](const TrainResult& r, const std::filesystem::path& path) {
+            const SavedModel s = ToSavedModel(r);
+            py::gil_scoped_release nogil;
+            SaveModel(path.string(), s);
+          },
+          py::arg("path"),
+          "Writes the model and its training state (`--save`; `resume=` continues it)");
 
   py::class_<LiveModel>(m, "LiveModel",
                         "Snapshots of a running model, readable from any Python thread while "
                         "train(live=...) runs")
       .def(py::init<>())
-      .def("snapshot", [](const LiveModel& l) -> py::object {
-        std::vector<float> w;
-        bool ok = false;
-        {
-          py::gil_scoped_release nogil;
-          ok = l.Snapshot(w);
-        }
-        if (!ok) return py::none();
-        py::array_t<float> out(static_cast<py::ssize_t>(w.size()));
-        std::copy(w.begin(), w.end(), out.mutable_data());
-        return out;
-      }, "The current parameters (a copy), or None before any run started")
+      .def(
+          "snapshot",
+          [](const LiveModel& l) -> py::object {
+            std::vector<float> w;
+            bool ok = false;
+            {
+              py::gil_scoped_release nogil;
+              ok = l.Snapshot(w);
+            }
+            if (!ok) return py::none();
+            py::array_t<float> out(static_cast<py::ssize_t>(w.size()));
+            std::copy(w.begin(), w.end(), out.mutable_data());
+            return out;
+          },
+          "The current parameters (a copy), or None before any run started")
       .def_property_readonly("training", &LiveModel::training)
       .def_property_readonly("snapshots", &LiveModel::snapshots);
 

@@ -5,11 +5,11 @@
 //   // p.values[r * p.columns + c]
 #pragma once
 
-#include <cstddef>
-#include <vector>
-
 #include <corral/dataset.h>
 #include <corral/model_file.h>
+
+#include <cstddef>
+#include <vector>
 
 namespace corral {
 
