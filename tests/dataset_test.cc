@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -110,6 +111,31 @@ TEST(DatasetTest, SliceRejectsBadRange) {
   const Dataset d = MakeSmall();
   ExpectError([&] { d.Slice(2, 1); }, ErrorCode::kBadConfig, "small: cannot slice rows [2, 1)");
   ExpectError([&] { d.Slice(0, 4); }, ErrorCode::kBadConfig, "expected begin <= end <= 3");
+}
+
+TEST(DatasetTest, RowsViewsTheSameRowsAsSliceWithoutCopyingThem) {
+  const Dataset d = MakeSmall();
+  for (const auto& [begin, end] : {std::pair<std::size_t, std::size_t>{1, 3}, {0, 2}, {2, 2}, {0, 3}}) {
+    const Dataset view = d.Rows(begin, end);
+    const Dataset copy = d.Slice(begin, end);
+    ASSERT_EQ(view.rows(), copy.rows());
+    EXPECT_EQ(view.nnz(), copy.nnz());
+    EXPECT_EQ(view.max_row_nnz(), copy.max_row_nnz());
+    for (std::size_t r = 0; r < view.rows(); ++r) {
+      EXPECT_EQ(Indices(view.Row(r)), Indices(copy.Row(r)));
+      EXPECT_EQ(Values(view.Row(r)), Values(copy.Row(r)));
+      EXPECT_EQ(view.Label(r), copy.Label(r));
+    }
+    // The values and labels are the original's memory.
+    EXPECT_EQ(view.value().data(), d.value().data() + d.row_ptr()[begin]);
+    EXPECT_EQ(view.labels().data(), d.labels().data() + begin);
+  }
+  const Dataset dense = Dataset::Dense({1, 2, 3, 4, 5, 6}, {1, -1, 1}, 2, "dense");
+  const Dataset rows = dense.Rows(1, 3);
+  ASSERT_TRUE(rows.is_dense());
+  EXPECT_EQ(rows.DenseRow(1)[1], 6.0f);
+  EXPECT_EQ(rows.value().data(), dense.value().data() + 2);
+  ExpectError([&] { d.Rows(2, 4); }, ErrorCode::kBadConfig, "small: cannot view rows [2, 4)");
 }
 
 TEST(DatasetTest, WithNumFeaturesWidensOnly) {

@@ -255,6 +255,31 @@ Dataset Dataset::Slice(std::size_t begin, std::size_t end) const {
   return Gather(order);
 }
 
+Dataset Dataset::Rows(std::size_t begin, std::size_t end) const {
+  if (begin > end || end > rows()) {
+    throw Error(ErrorCode::kBadConfig,
+                name_ + ": cannot view rows [" + std::to_string(begin) + ", " +
+                    std::to_string(end) + "), expected begin <= end <= " +
+                    std::to_string(rows()));
+  }
+  Dataset out = *this;  // shares owner_ (the arrays), ratings_ and the name
+  const std::uint64_t first = row_ptr_[begin];
+  const std::uint64_t last = row_ptr_[end];
+  out.label_ = label_.subspan(begin, end - begin);
+  out.value_ = value_.subspan(first, last - first);
+  if (dense_) {
+    out.SetDenseShape(end - begin, num_features_);
+  } else {
+    auto offsets = std::make_shared<std::vector<std::uint64_t>>(end - begin + 1);
+    for (std::size_t r = begin; r <= end; ++r) (*offsets)[r - begin] = row_ptr_[r] - first;
+    out.row_ptr_ = *offsets;
+    out.index_ = index_.subspan(first, last - first);
+    out.layout_ = std::move(offsets);
+    out.ComputeMaxRowNnz();
+  }
+  return out;
+}
+
 Dataset Dataset::Gather(std::span<const std::size_t> rows_wanted) const {
   for (std::size_t r : rows_wanted) {
     if (r >= rows()) {

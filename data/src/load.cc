@@ -2,6 +2,7 @@
 #include <corral/load.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -180,6 +181,25 @@ DataFormat DetectFormat(const std::string& path) {
   } catch (const detail::SourceError& e) {
     throw Error(e.code, path + ": " + e.what + ": " + e.detail);
   }
+}
+
+Dataset RatingsFromArrays(std::span<const std::uint64_t> users,
+                          std::span<const std::uint64_t> items, std::span<const float> ratings,
+                          const RatingsInfo* train, const std::string& name) {
+  if (users.size() != items.size() || users.size() != ratings.size()) {
+    throw Error(ErrorCode::kBadInput,
+                name + ": " + std::to_string(users.size()) + " users, " +
+                    std::to_string(items.size()) + " items and " + std::to_string(ratings.size()) +
+                    " ratings, expected one of each per rating");
+  }
+  if (ratings.empty()) throw Error(ErrorCode::kBadInput, name + ": no ratings");
+  for (std::size_t r = 0; r < ratings.size(); ++r) {
+    if (!std::isfinite(ratings[r])) {
+      throw Error(ErrorCode::kBadInput, name + ": rating " + std::to_string(r) +
+                                            " is not finite, expected a finite numeric rating");
+    }
+  }
+  return detail::BuildRatings(users, items, ratings, train, name);
 }
 
 Dataset LoadDataset(const std::string& path, const LoadOptions& options) {

@@ -1,12 +1,10 @@
 #include "train_options.h"
 
 #include <atomic>
-#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <map>
 #include <string>
-#include <system_error>
 
 #include <corral/algorithms.h>
 #include <corral/limits.h>
@@ -157,16 +155,7 @@ void ResolveConfig(TrainOptions& o) {
   config.rounding = ParseRounding(o.rounding);
   config.mix_order = ParseMixOrder(o.mix_order);
   config.l2 = o.l2;
-  if (o.gamma == "theory") {
-    config.gamma = kGammaTheory;
-  } else if (!o.gamma.empty()) {
-    const char* end = o.gamma.data() + o.gamma.size();
-    const auto [ptr, ec] = std::from_chars(o.gamma.data(), end, config.gamma);
-    if (ec != std::errc() || ptr != end || !(config.gamma > 0)) {
-      throw Error(ErrorCode::kBadConfig,
-                  "--gamma must be a number in (0, 1] or 'theory', got '" + o.gamma + "'");
-    }
-  }
+  if (!o.gamma.empty()) config.gamma = ParseGamma(o.gamma);
   config.Validate();
 }
 

@@ -3,9 +3,11 @@
 #include <sys/resource.h>
 
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -125,6 +127,17 @@ std::vector<Algorithm> Algorithms() {
   std::vector<Algorithm> all;
   for (const internal::ModeInfo& m : internal::kModes) all.push_back(m.algorithm);
   return all;
+}
+
+double ParseGamma(std::string_view text) {
+  if (text == "theory") return kGammaTheory;
+  double gamma = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, gamma);
+  if (ec != std::errc() || ptr != end || !(gamma > 0)) {
+    BadConfig("--gamma must be a number in (0, 1] or 'theory', got '" + std::string(text) + "'");
+  }
+  return gamma;
 }
 
 void TrainConfig::Validate() const {

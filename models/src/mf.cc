@@ -161,6 +161,10 @@ float MfModel::Predict(std::span<const float> w, std::size_t user, std::size_t i
   return PredictWith(w, Pair{user, item});
 }
 
+float MfModel::PredictRow(std::span<const float> w, const Dataset& data, std::size_t r) const {
+  return PredictWith(w, Decode(data, r));
+}
+
 static_assert(Model<MfModel>);
 
 }  // namespace corral

@@ -279,13 +279,30 @@ double MlpModel::Regularizer(std::span<const float> w) const {
   return 0.5 * l2_ * sum;
 }
 
-float MlpModel::Predict(std::span<const float> w, SparseRow x) const {
-  std::vector<float> input(inputs_, 0.0f), act(activation_rows_);
+namespace {
+
+// One row's logits, in `act` (activation_rows floats): the forward pass of a single column.
+const float* RowLogits(const MlpModel& m, std::span<const float> w, SparseRow x,
+                       std::vector<float>& act) {
+  std::vector<float> input(m.inputs(), 0.0f);
   for (std::size_t k = 0; k < x.nnz(); ++k) {
-    if (x.index[k] < inputs_) input[x.index[k]] = x.value[k];
+    if (x.index[k] < m.inputs()) input[x.index[k]] = x.value[k];
   }
-  const float* logits = Forward(*this, w.data(), input.data(), 1, act.data());
-  return classes_.Label(ArgMax(logits, classes_.size()));
+  return Forward(m, w.data(), input.data(), 1, act.data());
+}
+
+}  // namespace
+
+float MlpModel::Predict(std::span<const float> w, SparseRow x) const {
+  std::vector<float> act(activation_rows_);
+  return classes_.Label(ArgMax(RowLogits(*this, w, x, act), classes_.size()));
+}
+
+void MlpModel::Probabilities(std::span<const float> w, SparseRow x, std::span<float> p) const {
+  std::vector<float> act(activation_rows_);
+  const float* logits = RowLogits(*this, w, x, act);
+  std::copy(logits, logits + classes_.size(), p.begin());
+  SoftmaxColumn(p.data(), p.size());
 }
 
 static_assert(Model<MlpModel>, "MlpModel must satisfy corral::Model; see model.h");

@@ -141,6 +141,11 @@ float SoftmaxModel::Predict(std::span<const float> w, SparseRow x) const {
   return classes_.Label(static_cast<std::size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin()));
 }
 
+void SoftmaxModel::Probabilities(std::span<const float> w, SparseRow x, std::span<float> p) const {
+  Scores(w, x, p);
+  SoftmaxInPlace(p);
+}
+
 static_assert(Model<SoftmaxModel>);
 
 }  // namespace corral

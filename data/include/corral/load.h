@@ -32,7 +32,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -76,6 +78,15 @@ Dataset LoadDataset(const std::string& path, const LoadOptions& options = {});
 // stands for the path in error messages.
 Dataset ParseDataset(std::string_view text, const std::string& name,
                      const LoadOptions& options = {});
+
+// A ratings set from the caller's parallel arrays of (user id, item id, rating), ids mapped
+// as the ratings reader maps them (<corral/ratings_info.h>); with `train`'s mapping when it is
+// not null (a test set). The arrays are copied into the ratings layout. Throws corral::Error
+// (kBadInput, naming `name`) for arrays of different lengths, none at all, or a rating that is
+// not finite.
+Dataset RatingsFromArrays(std::span<const std::uint64_t> users,
+                          std::span<const std::uint64_t> items, std::span<const float> ratings,
+                          const RatingsInfo* train, const std::string& name);
 
 // The format LoadDataset would use for `path` under kAuto. Throws kIo when unreadable.
 DataFormat DetectFormat(const std::string& path);

@@ -146,6 +146,10 @@ std::string ResolvedCompress(const TrainConfig& config);
 // TrainConfig::gamma: CHOCO's step from its theorem (--gamma theory).
 inline constexpr double kGammaTheory = -1;
 
+// --gamma as spelled: a number in (0, 1], or "theory" (kGammaTheory). Throws corral::Error
+// (kBadConfig) naming --gamma otherwise.
+double ParseGamma(std::string_view text);
+
 // Metrics at one evaluation point (an epoch end). Test fields are set when a test set is given.
 struct EvalPoint {
   int epoch = 0;               // epochs completed

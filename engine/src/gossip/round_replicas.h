@@ -198,7 +198,7 @@ class RoundReplicas {
   // mode allocates its own memories after it.
   State& SetupWorker(int w) {
     State& self = replicas_[w];
-    self.Build(model_, plan_.train, w, plan_.threads, Batch());
+    self.Build(model_, plan_.train, w, plan_.threads, Batch(), Shuffle::kIndex, plan_.copy_shards);
     self.rows.resize(Batch());
     self.x.assign(plan_.initial.begin(), plan_.initial.end());
     self.held.reserve(max_degree_);

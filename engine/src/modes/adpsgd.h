@@ -97,7 +97,7 @@ class AdpsgdMode {
 
   void Setup(int w) {
     State& self = workers_[w];
-    self.Build(model_, plan_.train, w, plan_.threads, Batch());
+    self.Build(model_, plan_.train, w, plan_.threads, Batch(), Shuffle::kIndex, plan_.copy_shards);
     self.x.assign(plan_.initial.begin(), plan_.initial.end());  // first touch: NUMA-local
     if (!edges_.empty()) self.diff.resize(self.x.size());
     const std::uint64_t steps = (EpochLength(w) + Batch() - 1) / Batch();

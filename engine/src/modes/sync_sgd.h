@@ -75,7 +75,7 @@ class SyncMode {
 
   void Setup(int w) {
     State& self = workers_[w];
-    self.Build(model_, plan_.train, w, plan_.threads, Batch(), plan_.shuffle);
+    self.Build(model_, plan_.train, w, plan_.threads, Batch(), plan_.shuffle, plan_.copy_shards);
     self.rows.resize(Batch());
     if (plan_.config.algorithm == Algorithm::kQsgd) {
       const std::size_t dim = Dim(*self.grad);

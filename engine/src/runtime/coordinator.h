@@ -128,6 +128,10 @@ struct RunPlan {
   std::vector<std::uint64_t> start;  // per worker, samples of first_epoch already done
   std::vector<int> worker_numa;      // per worker, its NUMA node (-1 unknown): hierarchical gossip
   bool live = false;                 // a LiveModel reads the model while it trains
+  // Each worker copies its shard (first touch: onto its NUMA node) only when the workers span
+  // more than one node; on one node the copy would place nothing and double the data's
+  // memory, so the shards are views of the training set (embedders' arrays stay unique).
+  bool copy_shards = true;
   RunSpecs specs;                    // compressor, links
   Shuffle shuffle = Shuffle::kIndex;  // --shuffle, index where epoch's copy does not fit
   std::string shuffle_note;           // why epoch fell back to index (empty: it did not)
@@ -292,6 +296,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   std::atomic<bool> halt{false};
   Placement placement(config.pin, threads);  // before the mode: hierarchical topologies use it
   plan.worker_numa = placement.report().worker_numa;
+  plan.copy_shards = placement.report().numa_nodes_used > 1;
   plan.live = observer.live != nullptr;
   Mode mode(model, plan, halt);
   for (int w = 0; w < threads; ++w) {

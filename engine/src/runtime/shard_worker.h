@@ -80,10 +80,13 @@ struct alignas(kCacheLine) ShardWorker {
 
   // On the worker's own thread (first touch puts the shard on its NUMA node). A mode that
   // reads its rows only through `shard` and `order` passes the run's --shuffle; index (the
-  // default) is right for any mode.
+  // default) is right for any mode. `copy` (RunPlan::copy_shards): the shard is a copy, else
+  // a view of `train`'s rows.
   void Build(const M& model, const Dataset& train, int w, int workers, std::size_t batch,
-             Shuffle visiting = Shuffle::kIndex) {
-    shard = train.Slice(ShardBegin(train.rows(), w, workers), ShardBegin(train.rows(), w + 1, workers));
+             Shuffle visiting, bool copy) {
+    const std::size_t begin = ShardBegin(train.rows(), w, workers);
+    const std::size_t end = ShardBegin(train.rows(), w + 1, workers);
+    shard = copy ? train.Slice(begin, end) : train.Rows(begin, end);
     order.resize(shard.rows());
     grad.emplace(model.MakeGrad(shard, batch));
     workspace.emplace(model.MakeWorkspace(batch));

@@ -80,6 +80,8 @@ class MfModel {
 
   // Predicted rating for dense ids (as in the train set's mapping).
   float Predict(std::span<const float> w, std::size_t user, std::size_t item) const;
+  // Predicted rating of row r of a ratings set (its dense ids). \pre data.ratings() != nullptr
+  float PredictRow(std::span<const float> w, const Dataset& data, std::size_t r) const;
 
  private:
   struct Pair {

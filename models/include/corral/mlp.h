@@ -106,6 +106,8 @@ class MlpModel {
 
   // The most probable class's label.
   float Predict(std::span<const float> w, SparseRow x) const;
+  // Every class's probability, in classes() order. \pre p.size() == classes().size()
+  void Probabilities(std::span<const float> w, SparseRow x, std::span<float> p) const;
 
  private:
   std::size_t inputs_;

@@ -62,6 +62,8 @@ class SoftmaxModel {
 
   // The most probable class's label.
   float Predict(std::span<const float> w, SparseRow x) const;
+  // Every class's probability, in classes() order. \pre p.size() == classes().size()
+  void Probabilities(std::span<const float> w, SparseRow x, std::span<float> p) const;
 
  private:
   // scores[c] = b_c + sum_k w[u_k*K + c] x_k; W is Params or a span.
