@@ -19,6 +19,7 @@
 #include <corral/model.h>
 #include <corral/model_file.h>
 #include <corral/params.h>
+#include <corral/placement.h>
 #include <corral/ratings_info.h>
 #include <corral/rng.h>
 #include <corral/shards.h>

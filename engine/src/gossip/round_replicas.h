@@ -165,7 +165,7 @@ class RoundReplicas {
   RoundReplicas(const M& model, const RunPlan& plan, std::atomic<bool>& halt,
                 std::size_t message_bytes)
       : model_(model), plan_(plan), halt_(halt),
-        topology_(GossipTopology(plan.config, plan.threads, plan.worker_numa)),
+        topology_(GossipTopology(plan.config, plan.threads, plan.worker_domain)),
         replicas_(plan.threads) {
     if (message_bytes > (std::size_t{1} << 31)) {
       throw Error(ErrorCode::kBadConfig, Name() + ": a message of " + std::to_string(message_bytes) +

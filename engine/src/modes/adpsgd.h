@@ -88,7 +88,7 @@ class AdpsgdMode {
  public:
   AdpsgdMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt),
-        topology_(GossipTopology(plan.config, plan.threads, plan.worker_numa)),
+        topology_(GossipTopology(plan.config, plan.threads, plan.worker_domain)),
         workers_(plan.threads),
         slots_(std::make_unique<Slot[]>(static_cast<std::size_t>(plan.threads))) {
     if (plan.specs.compress != "none") BuildEdges(plan.specs.compress);

@@ -118,7 +118,7 @@ struct RunPlan {
   std::vector<float> initial;        // starting parameters
   int first_epoch = 0;               // resumed runs start later
   std::vector<std::uint64_t> start;  // per worker, samples of first_epoch already done
-  std::vector<int> worker_numa;      // per worker, its NUMA node (-1 unknown): hierarchical gossip
+  std::vector<int> worker_domain;    // per worker, its cache domain (-1 unknown): groups
   bool live = false;                 // a LiveModel reads the model while it trains
   RunSpecs specs;                    // compressor, links
   Shuffle shuffle = Shuffle::kIndex;  // --shuffle, index where epoch's copy does not fit
@@ -250,8 +250,9 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   // relaxed: it carries no data; a worker that sees it one step late does one more step, and
   // the epoch's end (Crew's semaphores) orders everything the workers wrote.
   std::atomic<bool> halt{false};
-  Placement placement(config.pin, threads);  // before the mode: hierarchical topologies use it
-  plan.worker_numa = placement.report().worker_numa;
+  // Before the mode: hogwild++'s groups and hierarchical topologies follow its cache domains.
+  Placement placement(config.hardware, config.pin, threads);
+  plan.worker_domain = placement.report().worker_domain;
   plan.live = observer.live != nullptr;
   Mode mode(model, plan, halt);
   for (int w = 0; w < threads; ++w) {
