@@ -1,30 +1,9 @@
 #include "placement_text.h"
 
 #include <algorithm>
-#include <iterator>
 #include <vector>
 
 namespace corral::cli {
-
-std::string IdRanges(std::span<const int> ids) {
-  std::vector<int> sorted;
-  std::copy_if(ids.begin(), ids.end(), std::back_inserter(sorted), [](int id) { return id >= 0; });
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::string out;
-  for (std::size_t i = 0; i < sorted.size();) {
-    std::size_t j = i;
-    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(sorted[i]);
-    if (j > i) {
-      out += '-';
-      out += std::to_string(sorted[j]);
-    }
-    i = j + 1;
-  }
-  return out.empty() ? "none" : out;
-}
 
 std::string ThreadsText(const PlacementReport& p) {
   std::string pus;

@@ -10,9 +10,6 @@
 
 namespace corral::cli {
 
-// The known (>= 0) ids, ascending, as ranges: "0-3,8,10-11"; "none" when there are none.
-std::string IdRanges(std::span<const int> ids);
-
 // Where the threads ran: pinned to which hardware threads, planned on a described machine
 // (not bound), or not pinned.
 std::string ThreadsText(const PlacementReport& p);

@@ -66,4 +66,7 @@ std::vector<int> ReplicaGroups(int workers, int group_size, const std::vector<in
 // worker's domain is unknown.
 std::vector<int> HierarchicalGroups(const std::vector<int>& worker_domain);
 
+// The known (>= 0) ids of `ids`, ascending, as ranges: "0-3,8,10-11"; "none" when there are none.
+std::string IdRanges(const std::vector<int>& ids);
+
 }  // namespace corral

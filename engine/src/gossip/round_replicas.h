@@ -109,6 +109,7 @@ class RoundReplicas {
     return replicas_[w].position;
   }
   std::uint64_t EpochLength(int /*w*/) const { return steps_per_epoch_ * Batch(); }
+  std::vector<std::span<const std::byte>> OwnedMemory(int w) const { return replicas_.OwnedMemory(w); }
   std::uint64_t Samples() const { return replicas_.Samples(); }
   void Snapshot(std::span<float> out) const { replicas_.Mean(out); }
   // The replicas' mean while the workers run (LiveModel): each replica copied by its owner at

@@ -127,6 +127,16 @@ class HogwildPPMode {
   }
 
   std::uint64_t Position(int w) const { return workers_.Position(w); }
+  // A worker's rows, and its group's replica and snapshot for the group's first worker.
+  std::vector<std::span<const std::byte>> OwnedMemory(int w) const {
+    std::vector<std::span<const std::byte>> areas = workers_.OwnedMemory(w);
+    const int g = GroupOf(w);
+    if (FirstOf(g) == w) {
+      areas.push_back(std::as_bytes(std::span(groups_[static_cast<std::size_t>(g)].x)));
+      areas.push_back(std::as_bytes(std::span(groups_[static_cast<std::size_t>(g)].old)));
+    }
+    return areas;
+  }
   std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
   std::uint64_t Samples() const { return workers_.Samples(); }
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }

@@ -22,6 +22,11 @@
 //   void Report(TrainResult& result) const;              // warnings and settings it chose
 //   void Describe(TrainResult& result) const;            // at the end: its settings and summary
 //                                                        //   lines (describe.h)
+//   std::vector<std::span<const std::byte>>              // worker w's own memory (its rows,
+//       OwnedMemory(int w) const;                        //   replica): bound to w's NUMA node
+//                                                        //   after Setup(w), on w's thread
+//   std::span<const std::byte> SharedMemory() const;     // a shared model: interleaved over the
+//                                                        //   nodes in use
 //   std::pair<Shuffle, std::uint64_t> Shuffling() const; // the visiting order its workers used
 //                                                        //   and their epoch copies' bytes (a
 //                                                        //   mode without it reads through an
@@ -30,6 +35,7 @@
 // or cancellation, or by a failing worker.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -40,6 +46,7 @@
 #include <vector>
 
 #include <corral/error.h>
+#include <corral/placement.h>
 #include <corral/rng.h>
 #include <corral/topology.h>
 #include <corral/train.h>
@@ -227,6 +234,34 @@ void DescribeShuffle(const Mode& mode, const RunPlan& plan, TrainResult& r) {
   }
 }
 
+// Where the run's memory went (the optional `OwnedMemory(w)` and `SharedMemory()` of the Mode
+// contract), as a setting and a summary line: `owned` says whether the mode has per-worker
+// memory and `all_bound` whether every worker's was bound to its node; `interleaved`, set for
+// a mode with a shared model, whether that was interleaved over the nodes in use.
+inline void DescribeMemory(const PlacementReport& p, bool owned, bool all_bound,
+                           std::optional<bool> interleaved, TrainResult& r) {
+  std::string text;
+  if (p.simulated) {
+    text = "not placed: planned for a description of other hardware";
+  } else if (!p.pinned) {
+    text = "placement unknown: threads not pinned, memory wherever first touch and the OS put it";
+  } else {
+    const std::string nodes = IdRanges(p.worker_numa);
+    if (owned) {
+      text = all_bound ? "worker memory (shards, replicas) bound to the workers' NUMA nodes (" + nodes + ", hwloc)"
+                       : "worker memory (shards, replicas) first-touched by the workers on nodes " + nodes +
+                             " (hwloc memory binding refused)";
+    }
+    if (interleaved) {
+      text += text.empty() ? "" : "; ";
+      text += *interleaved ? "shared model interleaved over nodes " + nodes
+                           : "shared model first-touched by the coordinator (interleaving refused)";
+    }
+  }
+  AddSetting(r, "memory", text);
+  AddSummaryLine(r, "memory", text);
+}
+
 template <Model M, typename Mode>
 TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool lr_searched,
                       float l2, const TrainObserver& observer) {
@@ -255,6 +290,9 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   plan.worker_domain = placement.report().worker_domain;
   plan.live = observer.live != nullptr;
   Mode mode(model, plan, halt);
+  // hogwild's shared model: every worker writes all of it (Placement::Interleave).
+  std::optional<bool> interleaved;
+  if constexpr (requires { mode.SharedMemory(); }) interleaved = placement.Interleave(mode.SharedMemory());
   for (int w = 0; w < threads; ++w) {
     const std::uint64_t at = plan.start[static_cast<std::size_t>(w)];
     if (at > mode.EpochLength(w)) {
@@ -275,7 +313,16 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     }
   };
   std::vector<std::uint64_t> epoch_start = plan.start;
-  const auto setup = [&](int w) { guarded([&] { mode.Setup(w); }); };
+  // Per worker, whether its own memory was bound to its node. W: worker w, once, in its setup;
+  // R: the coordinator after Crew's constructor, whose semaphores order the writes before it.
+  std::vector<char> bound(static_cast<std::size_t>(threads), 0);
+  constexpr bool kOwnsMemory = requires { mode.OwnedMemory(0); };
+  const auto setup = [&](int w) {
+    guarded([&] {
+      mode.Setup(w);
+      if constexpr (kOwnsMemory) bound[static_cast<std::size_t>(w)] = placement.BindLocal(w, mode.OwnedMemory(w));
+    });
+  };
   const auto epoch = [&](int w, int e, std::atomic<std::uint64_t>& steps) {
     guarded([&] { mode.Epoch(w, e, epoch_start[static_cast<std::size_t>(w)], steps); });
   };
@@ -434,6 +481,8 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   live.Finish(result.params);
   if constexpr (requires { mode.Describe(result); }) mode.Describe(result);
   DescribeShuffle(mode, plan, result);
+  DescribeMemory(result.placement, kOwnsMemory,
+                 std::all_of(bound.begin(), bound.end(), [](char b) { return b != 0; }), interleaved, result);
   result.state.order = VisitingOrder(result.shuffle);
   metrics.WriteSummary(config, result);
   if (!metrics.failure().empty()) result.warnings.push_back(metrics.failure());

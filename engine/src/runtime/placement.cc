@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <iterator>
+#include <string>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -122,6 +124,52 @@ bool Placement::Bind(int worker) const {
   return rc == 0;
 }
 
+bool Placement::BindLocal(int worker, const std::vector<std::span<const std::byte>>& areas) const {
+  hwloc_topology_t topo = hardware_.topology();
+  if (topo == nullptr || hardware_.simulated() || !report_.pinned) return false;
+  const int node_index = report_.worker_numa[static_cast<std::size_t>(worker)];
+  hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(std::max(0, node_index)));
+  if (node_index < 0 || node == nullptr) return false;
+  for (const std::span<const std::byte> area : areas) {
+    if (area.empty()) continue;
+    if (hwloc_set_area_membind(topo, area.data(), area.size(), node->nodeset, HWLOC_MEMBIND_BIND,
+                               HWLOC_MEMBIND_BYNODESET | HWLOC_MEMBIND_MIGRATE) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Placement::Interleave(std::span<const std::byte> area) const {
+  hwloc_topology_t topo = hardware_.topology();
+  if (topo == nullptr || hardware_.simulated() || !report_.pinned) return false;
+  if (area.empty()) return true;
+  hwloc_nodeset_t nodes = hwloc_bitmap_alloc();
+  for (const int n : report_.worker_numa) {
+    hwloc_obj_t node = n >= 0 ? hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n)) : nullptr;
+    if (node != nullptr) hwloc_bitmap_or(nodes, nodes, node->nodeset);
+  }
+  const bool ok = !hwloc_bitmap_iszero(nodes) &&
+                  hwloc_set_area_membind(topo, area.data(), area.size(), nodes, HWLOC_MEMBIND_INTERLEAVE,
+                                         HWLOC_MEMBIND_BYNODESET | HWLOC_MEMBIND_MIGRATE) == 0;
+  hwloc_bitmap_free(nodes);
+  return ok;
+}
+
+int Placement::NodeOf(std::span<const std::byte> area) const {
+  hwloc_topology_t topo = hardware_.topology();
+  if (topo == nullptr || hardware_.simulated() || area.empty()) return -1;
+  hwloc_nodeset_t where = hwloc_bitmap_alloc();
+  int node = -1;
+  if (hwloc_get_area_memlocation(topo, area.data(), area.size(), where, HWLOC_MEMBIND_BYNODESET) == 0 &&
+      hwloc_bitmap_weight(where) == 1) {
+    hwloc_obj_t obj = hwloc_get_numanode_obj_by_os_index(topo, static_cast<unsigned>(hwloc_bitmap_first(where)));
+    if (obj != nullptr) node = static_cast<int>(obj->logical_index);
+  }
+  hwloc_bitmap_free(where);
+  return node;
+}
+
 }  // namespace corral::internal
 
 namespace corral {
@@ -138,6 +186,26 @@ std::vector<int> ReplicaGroups(int workers, int group_size, const std::vector<in
   const int size = group_size > 0 ? group_size : 1;
   for (int w = 0; w < workers; ++w) group[static_cast<std::size_t>(w)] = w / size;
   return group;
+}
+
+std::string IdRanges(const std::vector<int>& ids) {
+  std::vector<int> sorted;
+  std::copy_if(ids.begin(), ids.end(), std::back_inserter(sorted), [](int id) { return id >= 0; });
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::string out;
+  for (std::size_t i = 0; i < sorted.size();) {
+    std::size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(sorted[i]);
+    if (j > i) {
+      out += '-';
+      out += std::to_string(sorted[j]);
+    }
+    i = j + 1;
+  }
+  return out.empty() ? "none" : out;
 }
 
 std::vector<int> HierarchicalGroups(const std::vector<int>& worker_domain) {

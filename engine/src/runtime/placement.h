@@ -5,7 +5,10 @@
 // each worker for itself (hwloc topology queries are thread-safe once loaded).
 #pragma once
 
+#include <cstddef>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include <corral/placement.h>
 
@@ -24,6 +27,24 @@ class Placement {
   // when pinning is off or refused (a container without the right, say) and on a described
   // machine (nothing there to bind to); the thread then runs unpinned and the caller reports it.
   bool Bind(int worker) const;
+
+  // Binds `areas`, memory worker `worker` owns and has already first-touched (its shard,
+  // replica), to the worker's NUMA node with hwloc (HWLOC_MEMBIND_BIND, moving pages that lie
+  // elsewhere). Called once in the worker's setup, never on its hot path. Returns false when
+  // nothing was bound (unpinned, a described machine, or the system refused): the memory then
+  // stays where first touch put it. hwloc binds whole pages, so a page an area shares with a
+  // neighbouring allocation moves with it.
+  bool BindLocal(int worker, const std::vector<std::span<const std::byte>>& areas) const;
+
+  // Interleaves `area` page by page over the NUMA nodes the workers run on (hogwild's shared
+  // model: every worker writes all of it, so no node is its home; interleaving spreads its
+  // traffic over every node's memory controller instead of loading the coordinator's node).
+  // false as BindLocal.
+  bool Interleave(std::span<const std::byte> area) const;
+
+  // The logical NUMA node that holds every page of `area` (hwloc_get_area_memlocation), or -1
+  // when the pages lie on several nodes or their location is unknown. For tests.
+  int NodeOf(std::span<const std::byte> area) const;
 
   // The plan: report().pinned says only that workers were given hardware threads; the caller
   // clears it when a Bind failed.
