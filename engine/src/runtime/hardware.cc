@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <vector>
 
 #include <corral/error.h>
 #include <corral/placement.h>
@@ -17,8 +16,8 @@
 namespace corral::internal {
 namespace {
 
-// Level names hwloc's synthetic syntax accepts (and we pass on), largest first in spirit; the
-// order in a description is the user's and hwloc checks it.
+// Level names (besides pu) of hwloc's synthetic syntax that we pass on; whether the levels of a
+// description nest is hwloc's to check.
 constexpr std::array<std::string_view, 17> kLevels{
     "pack", "package", "socket", "group", "die",  "numa", "numanode", "node", "l5",
     "l4",   "l3",      "l2",     "l1",    "l3i",  "l2i",  "l1i",      "core"};
