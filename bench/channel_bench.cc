@@ -32,7 +32,7 @@ void MakeTransport(const benchmark::State& state, std::uint32_t slots) {
       .edges = {{0, 1}, {1, 0}},
       .max_payload_bytes = static_cast<std::uint32_t>(state.range(0)),
       .slots_per_edge = slots});
-  placement = std::make_unique<corral::internal::Placement>(corral::Pin::kScatter, 2);
+  placement = std::make_unique<corral::internal::Placement>("", corral::Pin::kScatter, 2);
 }
 void StreamSetup(const benchmark::State& state) { MakeTransport(state, 4); }
 void PingPongSetup(const benchmark::State& state) { MakeTransport(state, 1); }

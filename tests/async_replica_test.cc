@@ -319,13 +319,13 @@ TEST(HogwildPP, RingConstantsSolveThePapersEquation) {
   EXPECT_NEAR(internal::HogwildPPBeta(2), (std::sqrt(5.0) - 1) / 2, 1e-12);  // the golden ratio
 }
 
-TEST(HogwildPP, GroupsBySizeByNumaNodeOrOnePerThread) {
+TEST(HogwildPP, GroupsBySizeByCacheDomainOrOnePerThread) {
   using V = std::vector<int>;
-  EXPECT_EQ(internal::HogwildPPGroups(5, 2, {}), (V{0, 0, 1, 1, 2}));
-  EXPECT_EQ(internal::HogwildPPGroups(4, 0, {1, 1, 0, 0}), (V{0, 0, 1, 1}));
-  EXPECT_EQ(internal::HogwildPPGroups(3, 0, {0, 0, 0}), (V{0, 0, 0}));
-  EXPECT_EQ(internal::HogwildPPGroups(3, 0, {0, -1, 0}), (V{0, 1, 2}));  // unknown: c = 1
-  EXPECT_EQ(internal::HogwildPPGroups(4, 3, {0, 0, 1, 1}), (V{0, 0, 0, 1}));  // c wins
+  EXPECT_EQ(ReplicaGroups(5, 2, {}), (V{0, 0, 1, 1, 2}));
+  EXPECT_EQ(ReplicaGroups(4, 0, {1, 1, 0, 0}), (V{0, 0, 1, 1}));
+  EXPECT_EQ(ReplicaGroups(3, 0, {0, 0, 0}), (V{0, 0, 0}));
+  EXPECT_EQ(ReplicaGroups(3, 0, {0, -1, 0}), (V{0, 1, 2}));  // unknown: c = 1
+  EXPECT_EQ(ReplicaGroups(4, 3, {0, 0, 1, 1}), (V{0, 0, 0, 1}));  // c wins
 }
 
 using testing::ThrowingModel;

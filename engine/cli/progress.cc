@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "placement_text.h"
+
 namespace corral::cli {
 namespace {
 
@@ -59,18 +61,12 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
   ClearLine();
   const EvalPoint last = r.history.empty() ? EvalPoint{} : r.history.back();
   const PlacementReport& pl = r.placement;
-  std::string pus;
-  for (const int pu : pl.worker_pu) {
-    if (!pus.empty()) pus += ',';
-    pus += std::to_string(pu);
-  }
   std::fprintf(out_, "\nsummary\n");
   std::fprintf(out_, "  algo          %s\n", std::string(ToString(config.algorithm)).c_str());
   std::fprintf(out_, "  model         %s (l2 %g)\n", std::string(ToString(config.model)).c_str(),
                static_cast<double>(r.l2));
-  std::fprintf(out_, "  threads       %d, %s\n", r.threads,
-               pl.pinned ? ("pinned to hardware threads " + pus).c_str() : "not pinned");
-  std::fprintf(out_, "  numa nodes    %d used of %d\n", pl.numa_nodes_used, pl.numa_nodes_total);
+  std::fprintf(out_, "  threads       %d, %s\n", r.threads, ThreadsText(pl).c_str());
+  std::fprintf(out_, "  numa nodes    %d used of %d\n", pl.numa_nodes_used, pl.machine.numa_nodes);
   std::fprintf(out_, "  lr            %g%s, decay %g per epoch\n", static_cast<double>(r.lr),
                r.lr_searched ? " (searched)" : "", static_cast<double>(config.lr_decay));
   std::fprintf(out_, "  epochs        %d (stopped: %s)\n", last.epoch,

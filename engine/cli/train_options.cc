@@ -74,6 +74,10 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--seed", c.seed, "Random seed")->capture_default_str();
   cmd->add_option("--pin", o.pin, "Thread placement: compact, scatter, none")
       ->capture_default_str();
+  cmd->add_option("--hardware", c.hardware,
+                  "Plan placement and groups for another machine, not bound: synthetic:\"pack:2 "
+                  "numa:4 l3:2 core:8 pu:2\" (hwloc's synthetic topology) or xml:FILE (from "
+                  "`lstopo FILE.xml`); see `corral topology --hardware`");
   cmd->add_option("--shuffle", o.shuffle,
                   "Visiting order: epoch (shuffled each epoch, rows copied into that order and "
                   "streamed; index when memory is short), index (the same order, rows read in "
@@ -129,8 +133,8 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "or step-then-mix")
       ->capture_default_str();
   cmd->add_option("--group-size", c.group_size,
-                  "hogwild++: threads per replica (0 = the threads of a NUMA node; 1 when "
-                  "unpinned)")
+                  "hogwild++: threads per replica (0 = auto: the threads of a cache domain, an L3 "
+                  "cache within a NUMA node; 1 when unpinned)")
       ->capture_default_str();
   cmd->add_option("--hot-coords", c.hot_coords,
                   "hogwild, hogwild++, sparse linear models: keep a private copy per worker of this "

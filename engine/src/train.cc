@@ -25,6 +25,7 @@
 #include "engine/src/modes/run_mode.h"
 #include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/erased_model.h"
+#include "engine/src/runtime/hardware.h"
 #include "engine/src/runtime/model_registry.h"
 
 namespace corral {
@@ -162,8 +163,9 @@ void TrainConfig::Validate() const {
   if (gossip_every < 1 && gossip_every != kGossipEveryAuto) {
     BadConfig("--gossip-every must be auto or >= 1, got " + std::to_string(gossip_every));
   }
+  if (!hardware.empty()) internal::Hardware described(hardware);  // throws naming --hardware
   if (group_size < 0) {
-    BadConfig("--group-size must be >= 0 (0: the threads of a NUMA node), got " +
+    BadConfig("--group-size must be >= 0 (0: the threads of a cache domain), got " +
               std::to_string(group_size));
   }
   if (hot_coords < -1) {

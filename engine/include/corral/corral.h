@@ -20,6 +20,7 @@
 #include <corral/model.h>
 #include <corral/model_file.h>
 #include <corral/params.h>
+#include <corral/placement.h>
 #include <corral/predict.h>
 #include <corral/ratings_info.h>
 #include <corral/rng.h>

@@ -21,6 +21,7 @@
 #include <corral/kinds.h>
 #include <corral/live_model.h>
 #include <corral/model_file.h>
+#include <corral/placement.h>
 
 namespace corral {
 
@@ -57,6 +58,10 @@ struct TrainConfig {
   std::uint64_t seed = 1;
   // Thread placement: compact, scatter or none.
   Pin pin = Pin::kCompact;
+  // The machine to plan placement and groups for: empty for this one, or a description of
+  // another, synthetic:"pack:2 numa:4 l3:2 core:8 pu:2" (hwloc's synthetic topology) or
+  // xml:FILE (from `lstopo FILE.xml`); threads are then not bound, and the summary says so.
+  std::string hardware;
   // Visiting order: epoch (a fresh random order every epoch, each worker's rows copied into it
   // and read as a stream: one extra copy of the data set, falling back to index when that does
   // not fit in memory), index (the same order, rows read where they lie) or off (storage order).
@@ -122,7 +127,8 @@ struct TrainConfig {
   // disconnected graph; dcd, ecd also a biased compressor or a W that is not symmetric doubly
   // stochastic. Without it each is a warning and the run trains.
   bool strict = false;
-  // hogwild++: threads per replica (group); 0: the threads of one NUMA node, or 1 when the
+  // hogwild++: threads per replica (group); 0 (auto): the threads of one cache domain (an L3
+  // cache, within one NUMA node; ReplicaGroups in corral/placement.h), or 1 when the
   // placement is unknown (--pin none).
   int group_size = 0;
   // hogwild and hogwild++ (inside each group), with a linear model on sparse data and batch 1:
@@ -190,16 +196,6 @@ struct Progress {
   std::uint64_t step = 0;
   double wall_s = 0;
   double samples_per_s = 0;    // since the epoch began
-};
-
-// Where the workers ran.
-struct PlacementReport {
-  bool pinned = false;
-  std::vector<int> worker_pu;  // OS index of each worker's hardware thread, -1 when unpinned
-  std::vector<int> worker_numa;  // NUMA node of each worker, -1 when unpinned or unknown
-  int numa_nodes_used = 1;
-  int numa_nodes_total = 1;
-  int hardware_threads = 1;
 };
 
 // A setting an algorithm ran with or chose (e.g. its topology, CHOCO's gamma), as the metrics

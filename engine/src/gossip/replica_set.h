@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <corral/placement.h>
 #include <corral/topology.h>
 #include <corral/train.h>
 
@@ -21,24 +22,15 @@
 
 namespace corral::internal {
 
-// `hierarchical` gossip groups from where the workers run: each worker's NUMA node, or one
-// group when any is unknown (unpinned).
-inline std::vector<int> NumaGroups(const std::vector<int>& worker_numa) {
-  for (const int node : worker_numa) {
-    if (node < 0) return {};
-  }
-  return worker_numa;
-}
-
 // The gossip graph of a run of `workers` replicas: --topology, except for local SGD, whose
-// exact averages are gossip on the complete graph. `worker_numa` (the placement's NUMA node
-// per worker; empty before placement) groups `hierarchical`. Throws kBadConfig for a bad spec.
+// exact averages are gossip on the complete graph. `worker_domain` (the placement's cache
+// domain per worker; empty before placement) groups `hierarchical` (HierarchicalGroups). Throws kBadConfig for a bad spec.
 inline std::string GossipTopologySpec(const TrainConfig& config) {
   return config.algorithm == Algorithm::kLocal ? "complete" : config.topology;
 }
 inline Topology GossipTopology(const TrainConfig& config, int workers,
-                               const std::vector<int>& worker_numa) {
-  return MakeTopology(GossipTopologySpec(config), workers, {.groups = NumaGroups(worker_numa)});
+                               const std::vector<int>& worker_domain) {
+  return MakeTopology(GossipTopologySpec(config), workers, {.groups = HierarchicalGroups(worker_domain)});
 }
 
 // The replicas are the workers' states (WorkerSet) plus the replica arithmetic.

@@ -113,6 +113,7 @@ class RoundReplicas {
     return replicas_[w].position;
   }
   std::uint64_t EpochLength(int /*w*/) const { return steps_per_epoch_ * Batch(); }
+  std::vector<std::span<const std::byte>> OwnedMemory(int w) const { return replicas_.OwnedMemory(w); }
   std::uint64_t Samples() const { return replicas_.Samples(); }
   void Snapshot(std::span<float> out) const { replicas_.Mean(out); }
   // The replicas' mean while the workers run (LiveModel): each replica copied by its owner at
@@ -169,7 +170,7 @@ class RoundReplicas {
   RoundReplicas(const M& model, const RunPlan& plan, std::atomic<bool>& halt,
                 std::size_t message_bytes)
       : model_(model), plan_(plan), halt_(halt),
-        topology_(GossipTopology(plan.config, plan.threads, plan.worker_numa)),
+        topology_(GossipTopology(plan.config, plan.threads, plan.worker_domain)),
         replicas_(plan.threads) {
     if (message_bytes > (std::size_t{1} << 31)) {
       throw Error(ErrorCode::kBadConfig, Name() + ": a message of " + std::to_string(message_bytes) +

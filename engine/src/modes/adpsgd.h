@@ -89,7 +89,7 @@ class AdpsgdMode {
  public:
   AdpsgdMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt),
-        topology_(GossipTopology(plan.config, plan.threads, plan.worker_numa)),
+        topology_(GossipTopology(plan.config, plan.threads, plan.worker_domain)),
         workers_(plan.threads),
         slots_(std::make_unique<Slot[]>(static_cast<std::size_t>(plan.threads))) {
     if (plan.specs.compress != "none") BuildEdges(plan.specs.compress);
@@ -156,6 +156,7 @@ class AdpsgdMode {
   }
 
   std::uint64_t Position(int w) const { return workers_.Position(w); }
+  std::vector<std::span<const std::byte>> OwnedMemory(int w) const { return workers_.OwnedMemory(w); }
   std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
   std::uint64_t Samples() const { return workers_.Samples(); }
   void Snapshot(std::span<float> out) const { workers_.Mean(out); }

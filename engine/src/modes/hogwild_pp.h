@@ -8,8 +8,10 @@
 // x_g without it, and the next ring sync's delta = x_g - o_g carries it on. Groups:
 //   --group-size c > 0: workers [g c, (g+1) c) form group g (compact pinning fills a core's
 //     neighbours first, so a group is local);
-//   --group-size 0: one group per NUMA node the workers run on (DimmWitted's per-node
-//     replication; one node: plain hogwild); when any worker's node is unknown (--pin none)
+//   --group-size 0 (auto): one group per cache domain the workers run on (an L3 cache within
+//     a NUMA node, else the node, else the package: corral/placement.h, docs/algorithms.md
+//     "Groups"; DimmWitted's per-node replication, moved down to where cache lines start to
+//     cross; one domain: plain hogwild); when any worker's domain is unknown (--pin none)
 //     c = 1: without placement a shared replica could span sockets, and a replica per thread
 //     never makes remote threads write the same cache lines.
 //
@@ -55,6 +57,7 @@
 #include <vector>
 
 #include <corral/params.h>
+#include <corral/placement.h>
 
 #include "engine/src/gossip/mixing.h"
 #include "engine/src/modes/hogwild_steps.h"
@@ -74,33 +77,12 @@ inline double HogwildPPBeta(int groups) {
   return 0.5 * (lo + hi);
 }
 
-// Each worker's group: contiguous groups of `group_size`, or by NUMA node when 0 (see the
-// header), numbered 0.. in order of their first worker.
-inline std::vector<int> HogwildPPGroups(int threads, int group_size, const std::vector<int>& numa) {
-  std::vector<int> group(static_cast<std::size_t>(threads));
-  const bool by_node = group_size == 0 && numa.size() == group.size() &&
-                       std::all_of(numa.begin(), numa.end(), [](int node) { return node >= 0; });
-  const int size = group_size > 0 ? group_size : 1;
-  std::vector<int> nodes;  // NUMA ids in order of first appearance
-  for (int w = 0; w < threads; ++w) {
-    if (!by_node) {
-      group[static_cast<std::size_t>(w)] = w / size;
-      continue;
-    }
-    const int node = numa[static_cast<std::size_t>(w)];
-    auto at = std::find(nodes.begin(), nodes.end(), node);
-    if (at == nodes.end()) at = nodes.insert(nodes.end(), node);
-    group[static_cast<std::size_t>(w)] = static_cast<int>(at - nodes.begin());
-  }
-  return group;
-}
-
 template <Model M>
 class HogwildPPMode {
  public:
   HogwildPPMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt),
-        group_of_(HogwildPPGroups(plan.threads, plan.config.group_size, plan.worker_numa)),
+        group_of_(ReplicaGroups(plan.threads, plan.config.group_size, plan.worker_domain)),
         groups_(static_cast<std::size_t>(*std::max_element(group_of_.begin(), group_of_.end()) + 1)),
         workers_(plan.threads) {
     const int n = Groups();
@@ -145,6 +127,16 @@ class HogwildPPMode {
   }
 
   std::uint64_t Position(int w) const { return workers_.Position(w); }
+  // A worker's rows, and its group's replica and snapshot for the group's first worker.
+  std::vector<std::span<const std::byte>> OwnedMemory(int w) const {
+    std::vector<std::span<const std::byte>> areas = workers_.OwnedMemory(w);
+    const int g = GroupOf(w);
+    if (FirstOf(g) == w) {
+      areas.push_back(std::as_bytes(std::span(groups_[static_cast<std::size_t>(g)].x)));
+      areas.push_back(std::as_bytes(std::span(groups_[static_cast<std::size_t>(g)].old)));
+    }
+    return areas;
+  }
   std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
   std::uint64_t Samples() const { return workers_.Samples(); }
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
@@ -189,8 +181,11 @@ class HogwildPPMode {
     const EvalPoint last = LastPoint(r);
     if (last.consensus) {
       const int size = plan_.config.group_size;
-      AddSummaryLine(r, "replicas", Printf("groups of %s threads on a token ring, consensus %.3g",
-                                           size > 0 ? std::to_string(size).c_str() : "a NUMA node's",
+      const bool by_domain = size == 0 && !HierarchicalGroups(plan_.worker_domain).empty();
+      const std::string groups = size > 0    ? Printf("groups of %d threads", size)
+                                 : by_domain ? Printf("%d groups, one per cache domain", Groups())
+                                             : std::string("groups of 1 thread (placement unknown)");
+      AddSummaryLine(r, "replicas", Printf("%s on a token ring, consensus %.3g", groups.c_str(),
                                            *last.consensus));
     }
   }

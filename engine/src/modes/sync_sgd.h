@@ -119,6 +119,7 @@ class SyncMode {
   }
 
   std::uint64_t Position(int w) const { return workers_.Position(w); }
+  std::vector<std::span<const std::byte>> OwnedMemory(int w) const { return workers_.OwnedMemory(w); }
   std::uint64_t EpochLength(int /*w*/) const { return steps_per_epoch_ * Batch(); }
   std::uint64_t Samples() const { return workers_.Samples(); }
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }

@@ -29,6 +29,11 @@
 //                                                        //   (mode_state.h), at epoch ends:
 //                                                        //   saved into checkpoints, restored on
 //                                                        //   resume after AfterSetup
+//   std::vector<std::span<const std::byte>>              // worker w's own memory (its rows,
+//       OwnedMemory(int w) const;                        //   replica): bound to w's NUMA node
+//                                                        //   after Setup(w), on w's thread
+//   std::span<const std::byte> SharedMemory() const;     // a shared model: interleaved over the
+//                                                        //   nodes in use
 //   std::pair<Shuffle, std::uint64_t> Shuffling() const; // the visiting order its workers used
 //                                                        //   and their epoch copies' bytes (a
 //                                                        //   mode without it reads through an
@@ -37,6 +42,7 @@
 // or cancellation, or by a failing worker.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -47,6 +53,7 @@
 #include <vector>
 
 #include <corral/error.h>
+#include <corral/placement.h>
 #include <corral/rng.h>
 #include <corral/topology.h>
 #include <corral/train.h>
@@ -126,7 +133,7 @@ struct RunPlan {
   std::vector<float> initial;        // starting parameters
   int first_epoch = 0;               // resumed runs start later
   std::vector<std::uint64_t> start;  // per worker, samples of first_epoch already done
-  std::vector<int> worker_numa;      // per worker, its NUMA node (-1 unknown): hierarchical gossip
+  std::vector<int> worker_domain;    // per worker, its cache domain (-1 unknown): groups
   bool live = false;                 // a LiveModel reads the model while it trains
   // Each worker copies its shard (first touch: onto its NUMA node) only when the workers span
   // more than one node; on one node the copy would place nothing and double the data's
@@ -271,6 +278,34 @@ void DescribeShuffle(const Mode& mode, const RunPlan& plan, TrainResult& r) {
   }
 }
 
+// Where the run's memory went (the optional `OwnedMemory(w)` and `SharedMemory()` of the Mode
+// contract), as a setting and a summary line: `owned` says whether the mode has per-worker
+// memory and `all_bound` whether every worker's was bound to its node; `interleaved`, set for
+// a mode with a shared model, whether that was interleaved over the nodes in use.
+inline void DescribeMemory(const PlacementReport& p, bool owned, bool all_bound,
+                           std::optional<bool> interleaved, TrainResult& r) {
+  std::string text;
+  if (p.simulated) {
+    text = "not placed: planned for a description of other hardware";
+  } else if (!p.pinned) {
+    text = "placement unknown: threads not pinned, memory wherever first touch and the OS put it";
+  } else {
+    const std::string nodes = IdRanges(p.worker_numa);
+    if (owned) {
+      text = all_bound ? "worker memory (shards, replicas) bound to the workers' NUMA nodes (" + nodes + ", hwloc)"
+                       : "worker memory (shards, replicas) first-touched by the workers on nodes " + nodes +
+                             " (hwloc memory binding refused)";
+    }
+    if (interleaved) {
+      text += text.empty() ? "" : "; ";
+      text += *interleaved ? "shared model interleaved over nodes " + nodes
+                           : "shared model first-touched by the coordinator (interleaving refused)";
+    }
+  }
+  AddSetting(r, "memory", text);
+  AddSummaryLine(r, "memory", text);
+}
+
 template <Model M, typename Mode>
 TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool lr_searched,
                       float l2, const TrainObserver& observer) {
@@ -294,11 +329,15 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   // relaxed: it carries no data; a worker that sees it one step late does one more step, and
   // the epoch's end (Crew's semaphores) orders everything the workers wrote.
   std::atomic<bool> halt{false};
-  Placement placement(config.pin, threads);  // before the mode: hierarchical topologies use it
-  plan.worker_numa = placement.report().worker_numa;
+  // Before the mode: hogwild++'s groups and hierarchical topologies follow its cache domains.
+  Placement placement(config.hardware, config.pin, threads);
+  plan.worker_domain = placement.report().worker_domain;
   plan.copy_shards = placement.report().numa_nodes_used > 1;
   plan.live = observer.live != nullptr;
   Mode mode(model, plan, halt);
+  // hogwild's shared model: every worker writes all of it (Placement::Interleave).
+  std::optional<bool> interleaved;
+  if constexpr (requires { mode.SharedMemory(); }) interleaved = placement.Interleave(mode.SharedMemory());
   for (int w = 0; w < threads; ++w) {
     const std::uint64_t at = plan.start[static_cast<std::size_t>(w)];
     if (at > mode.EpochLength(w)) {
@@ -319,7 +358,16 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     }
   };
   std::vector<std::uint64_t> epoch_start = plan.start;
-  const auto setup = [&](int w) { guarded([&] { mode.Setup(w); }); };
+  // Per worker, whether its own memory was bound to its node. W: worker w, once, in its setup;
+  // R: the coordinator after Crew's constructor, whose semaphores order the writes before it.
+  std::vector<char> bound(static_cast<std::size_t>(threads), 0);
+  constexpr bool kOwnsMemory = requires { mode.OwnedMemory(0); };
+  const auto setup = [&](int w) {
+    guarded([&] {
+      mode.Setup(w);
+      if constexpr (kOwnsMemory) bound[static_cast<std::size_t>(w)] = placement.BindLocal(w, mode.OwnedMemory(w));
+    });
+  };
   const auto epoch = [&](int w, int e, std::atomic<std::uint64_t>& steps) {
     guarded([&] { mode.Epoch(w, e, epoch_start[static_cast<std::size_t>(w)], steps); });
   };
@@ -522,6 +570,8 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   live.Finish(result.params);
   if constexpr (requires { mode.Describe(result); }) mode.Describe(result);
   DescribeShuffle(mode, plan, result);
+  DescribeMemory(result.placement, kOwnsMemory,
+                 std::all_of(bound.begin(), bound.end(), [](char b) { return b != 0; }), interleaved, result);
   metrics.WriteSummary(config, result);
   if (!metrics.failure().empty()) result.warnings.push_back(metrics.failure());
   return result;

@@ -1,31 +1,57 @@
-// Placement: which hardware thread each worker runs on (hwloc), and the NUMA nodes that uses.
+// Placement: which hardware thread each worker runs on (hwloc), on this machine or on a
+// described one (--hardware, corral/placement.h), and the cache domains that groups follow.
 //
 // Thread safety: construct on the coordinating thread; Bind() is then called concurrently,
 // each worker for itself (hwloc topology queries are thread-safe once loaded).
 #pragma once
 
-#include <corral/train.h>
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
 
-struct hwloc_topology;
+#include <corral/placement.h>
+
+#include "engine/src/runtime/hardware.h"
 
 namespace corral::internal {
 
 class Placement {
  public:
-  Placement(Pin pin, int workers);
-  ~Placement();
+  // Throws kBadConfig for a bad --hardware (hardware.h).
+  Placement(std::string_view hardware, Pin pin, int workers);
   Placement(const Placement&) = delete;
   Placement& operator=(const Placement&) = delete;
 
   // Binds the calling thread to worker `worker`'s hardware thread. Best effort: returns false
-  // when pinning is off or refused (a container without the right, say); the thread then runs
-  // unpinned and the caller reports it.
+  // when pinning is off or refused (a container without the right, say) and on a described
+  // machine (nothing there to bind to); the thread then runs unpinned and the caller reports it.
   bool Bind(int worker) const;
 
+  // Binds `areas`, memory worker `worker` owns and has already first-touched (its shard,
+  // replica), to the worker's NUMA node with hwloc (HWLOC_MEMBIND_BIND, moving pages that lie
+  // elsewhere). Called once in the worker's setup, never on its hot path. Returns false when
+  // nothing was bound (unpinned, a described machine, or the system refused): the memory then
+  // stays where first touch put it. hwloc binds whole pages, so a page an area shares with a
+  // neighbouring allocation moves with it.
+  bool BindLocal(int worker, const std::vector<std::span<const std::byte>>& areas) const;
+
+  // Interleaves `area` page by page over the NUMA nodes the workers run on (hogwild's shared
+  // model: every worker writes all of it, so no node is its home; interleaving spreads its
+  // traffic over every node's memory controller instead of loading the coordinator's node).
+  // false as BindLocal.
+  bool Interleave(std::span<const std::byte> area) const;
+
+  // The logical NUMA node that holds every page of `area` (hwloc_get_area_memlocation), or -1
+  // when the pages lie on several nodes or their location is unknown. For tests.
+  int NodeOf(std::span<const std::byte> area) const;
+
+  // The plan: report().pinned says only that workers were given hardware threads; the caller
+  // clears it when a Bind failed.
   const PlacementReport& report() const { return report_; }
 
  private:
-  hwloc_topology* topology_ = nullptr;
+  Hardware hardware_;
   PlacementReport report_;
 };
 

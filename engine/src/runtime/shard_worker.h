@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <numeric>
 #include <optional>
@@ -118,6 +119,17 @@ struct alignas(kCacheLine) ShardWorker {
     if (shuffle != Shuffle::kOff) rng.Shuffle(std::span(order));
   }
 
+  // The rows this worker reads every step (under --shuffle epoch the epoch copy): the memory
+  // Placement::BindLocal puts on the worker's NUMA node.
+  std::vector<std::span<const std::byte>> OwnedMemory() const {
+    std::vector<std::span<const std::byte>> areas{std::as_bytes(shard.value()), std::as_bytes(shard.labels())};
+    if (!shard.is_dense()) {
+      areas.push_back(std::as_bytes(shard.row_ptr()));
+      areas.push_back(std::as_bytes(shard.index()));
+    }
+    return areas;
+  }
+
   // The extra memory --shuffle epoch takes for this worker (0 otherwise).
   std::uint64_t ShuffleCopyBytes() const { return layout.CopyBytes(); }
 };
@@ -142,6 +154,13 @@ class WorkerSet {
 
   // Samples of the current epoch worker w has processed.
   std::uint64_t Position(int w) const { return (*this)[w].position; }
+  // Worker w's own memory: its rows and, for a replica mode's state, its replica `x`.
+  std::vector<std::span<const std::byte>> OwnedMemory(int w) const {
+    const State& s = (*this)[w];
+    std::vector<std::span<const std::byte>> areas = s.OwnedMemory();
+    if constexpr (requires { s.x.data(); }) areas.push_back(std::as_bytes(std::span(s.x)));
+    return areas;
+  }
   // Samples processed by all workers in all epochs.
   std::uint64_t Samples() const {
     return Sum([](const State& s) { return s.samples; });

@@ -53,7 +53,7 @@ int CrewWithTooLittleMemory() {
 
   std::atomic<int> set_up{0};
   try {
-    const internal::Placement placement(Pin::kNone, 16);
+    const internal::Placement placement("", Pin::kNone, 16);
     internal::Crew crew(
         16, placement, [&](int) { set_up.fetch_add(1, std::memory_order_relaxed); },
         [](int, int, std::atomic<std::uint64_t>&) {});
