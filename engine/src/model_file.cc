@@ -311,7 +311,7 @@ SavedModel LoadModel(const std::string& path) {
     }
     std::vector<float>& values = model.training->mode.arrays[name];
     values.resize(length);
-    std::memcpy(values.data(), bytes.data() + at, length * sizeof(float));
+    if (length > 0) std::memcpy(values.data(), bytes.data() + at, length * sizeof(float));  // not null
     at += length * sizeof(float);
   }
   // Every model has at least num_features (inputs) and users + items parameters: bounding them

@@ -49,7 +49,7 @@ class StateVisitor {
       Bad("its array '" + name + "' holds " + std::to_string(it->second.size()) +
           " floats, this run keeps " + std::to_string(values.size()));
     }
-    std::memcpy(values.data(), it->second.data(), values.size() * sizeof(float));
+    if (!values.empty()) std::memcpy(values.data(), it->second.data(), values.size() * sizeof(float));
     seen_.insert(name);
   }
   void Floats(const std::string& name, std::vector<float>& values) {
