@@ -23,32 +23,6 @@ struct TrainCommand {
   std::string checkpoint_every;  // N (epochs) or Ns (seconds)
 };
 
-// --checkpoint-every: N epochs or Ns seconds, into `config`. Throws kBadConfig naming the flag.
-void ParseCheckpointEvery(const std::string& text, TrainConfig& config) {
-  if (text.empty()) return;
-  const bool seconds = text.back() == 's';
-  const std::string number = seconds ? text.substr(0, text.size() - 1) : text;
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(number, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  const bool whole = value >= 1 && value <= 1e9 && value == std::floor(value);
-  if (number.empty() || used != number.size() || !std::isfinite(value) || value <= 0 ||
-      (!seconds && !whole)) {
-    throw Error(ErrorCode::kBadConfig, "--checkpoint-every '" + text +
-                                           "': expected a number of epochs >= 1 (e.g. 5) or of "
-                                           "seconds > 0 (e.g. 600s)");
-  }
-  if (seconds) {
-    config.checkpoint_every_s = value;
-  } else {
-    config.checkpoint_every = static_cast<int>(value);
-  }
-}
-
 int RunTrain(TrainCommand& cmd) {
   TrainOptions& o = cmd.options;
   ResolveConfig(o);

@@ -141,6 +141,31 @@ double ParseGamma(std::string_view text) {
   return gamma;
 }
 
+void ParseCheckpointEvery(std::string_view text, TrainConfig& config) {
+  if (text.empty()) return;
+  const bool seconds = text.back() == 's';
+  const std::string number(seconds ? text.substr(0, text.size() - 1) : text);
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const bool whole = value >= 1 && value <= 1e9 && value == std::floor(value);
+  if (number.empty() || used != number.size() || !std::isfinite(value) || value <= 0 ||
+      (!seconds && !whole)) {
+    throw Error(ErrorCode::kBadConfig, "--checkpoint-every '" + std::string(text) +
+                                           "': expected a number of epochs >= 1 (e.g. 5) or of "
+                                           "seconds > 0 (e.g. 600s)");
+  }
+  if (seconds) {
+    config.checkpoint_every_s = value;
+  } else {
+    config.checkpoint_every = static_cast<int>(value);
+  }
+}
+
 void TrainConfig::Validate() const {
   if (l2 && (!std::isfinite(*l2) || *l2 < 0)) BadConfig("--l2 must be a finite number >= 0");
   if (threads < 0) BadConfig("--threads must be >= 0 (0 means all hardware threads)");

@@ -145,6 +145,19 @@ TrainConfig ParseOptions(const py::dict& options) {
       {"hot_sync", [&](auto& n, auto v) { c.hot_sync = Get<int>(n, v, "an integer"); }},
       {"metrics", [&](auto& n, auto v) { c.metrics_path = Get<std::string>(n, v, "a path"); }},
       {"resume", [&](auto& n, auto v) { c.resume_path = Get<std::string>(n, v, "a path"); }},
+      {"init", [&](auto& n, auto v) { c.init_path = Get<std::string>(n, v, "a path"); }},
+      {"hardware", [&](auto& n, auto v) { c.hardware = Get<std::string>(n, v, "a string"); }},
+      // The file --checkpoint-every writes (the CLI's --save path; Python saves through
+      // TrainResult.save at the end).
+      {"checkpoint", [&](auto& n, auto v) { c.checkpoint_path = Get<std::string>(n, v, "a path"); }},
+      {"checkpoint_every",
+       [&](auto& n, auto v) {
+         // The CLI's spelling: N epochs or "Ns" seconds, through the same parser.
+         const std::string spelled = py::isinstance<py::str>(v)
+                                         ? py::cast<std::string>(v)
+                                         : std::to_string(Get<int>(n, v, "epochs or 'Ns'"));
+         ParseCheckpointEvery(spelled, c);
+       }},
   };
   for (const auto& [key, value] : options) {
     const auto name = key.cast<std::string>();

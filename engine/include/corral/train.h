@@ -156,6 +156,10 @@ inline constexpr double kGammaTheory = -1;
 // (kBadConfig) naming --gamma otherwise.
 double ParseGamma(std::string_view text);
 
+// --checkpoint-every as spelled: N epochs (N >= 1) or Ns seconds, into config.checkpoint_every
+// or config.checkpoint_every_s (empty: neither). Throws corral::Error (kBadConfig) naming the flag.
+void ParseCheckpointEvery(std::string_view text, TrainConfig& config);
+
 // Metrics at one evaluation point (an epoch end). Test fields are set when a test set is given.
 struct EvalPoint {
   int epoch = 0;               // epochs completed
