@@ -17,18 +17,11 @@
 #include <corral/corral.h>
 
 #include "logistic_oracle.h"
+#include "algorithm_names.h"
 #include "test_data.h"
 
 namespace corral {
 namespace {
-
-std::string Name(const ::testing::TestParamInfo<Algorithm>& info) {
-  std::string name(ToString(info.param));
-  for (char& c : name) {
-    if (c == '+') c = 'P';
-  }
-  return name;
-}
 
 // The settings each algorithm reports in the metrics summary (besides the common fields).
 const std::map<Algorithm, std::set<std::string>>& ExpectedSettings() {
@@ -78,8 +71,9 @@ TEST_P(AllModes, ConvergesNearTheFullBatchOptimum) {
 
 TEST_P(AllModes, ReportsItsOwnSettingsInTheMetricsSummary) {
   const SyntheticSplit data = testing::SmallProblem();
-  const std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                     ("corral_all_modes_" + Name({GetParam(), 0}) + ".jsonl");
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() /
+      ("corral_all_modes_" + AlgorithmTestName({GetParam(), 0}) + ".jsonl");
   TrainConfig config = Config(GetParam());
   config.epochs = 2;
   config.metrics_path = path.string();
@@ -163,7 +157,7 @@ TEST_P(AllModes, StopsOnTheTimeLimit) {
   EXPECT_TRUE(std::isfinite(r.history.back().objective));
 }
 
-INSTANTIATE_TEST_SUITE_P(Every, AllModes, ::testing::ValuesIn(Algorithms()), Name);
+INSTANTIATE_TEST_SUITE_P(Every, AllModes, ::testing::ValuesIn(Algorithms()), AlgorithmTestName);
 
 }  // namespace
 }  // namespace corral

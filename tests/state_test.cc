@@ -15,18 +15,11 @@
 
 #include <corral/corral.h>
 
+#include "algorithm_names.h"
 #include "test_data.h"
 
 namespace corral {
 namespace {
-
-std::string Name(const ::testing::TestParamInfo<Algorithm>& info) {
-  std::string name(ToString(info.param));
-  for (char& c : name) {
-    if (c == '+') c = 'P';
-  }
-  return name;
-}
 
 // Bitwise equality of two parameter vectors (== would call -0 and 0 equal and NaN unequal).
 ::testing::AssertionResult SameBits(const std::vector<float>& a, const std::vector<float>& b) {
@@ -70,7 +63,7 @@ TEST_P(RoundBased, ThreeRunsWithTheSameSeedAgreeBitForBit) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, RoundBased, ::testing::ValuesIn(kRoundBased), Name);
+INSTANTIATE_TEST_SUITE_P(Modes, RoundBased, ::testing::ValuesIn(kRoundBased), AlgorithmTestName);
 
 bool RoundBasedMode(Algorithm a) {
   return std::find(std::begin(kRoundBased), std::end(kRoundBased), a) != std::end(kRoundBased);
@@ -114,7 +107,7 @@ TEST_P(EveryMode, ResumesBitForBitFromACheckpoint) {
 
   TrainConfig first_half = config;
   first_half.epochs = config.epochs / 2;
-  const std::string path = TempPath(Name({GetParam(), 0}) + ".model");
+  const std::string path = TempPath(AlgorithmTestName({GetParam(), 0}) + ".model");
   SaveModel(path, ToSavedModel(Train(data.train, nullptr, first_half)));
   TrainConfig second_half = config;
   second_half.resume_path = path;
@@ -138,7 +131,7 @@ TEST_P(EveryMode, ResumesBitForBitFromACheckpoint) {
 }
 
 // Every algorithm of the registry (a new mode joins by itself).
-INSTANTIATE_TEST_SUITE_P(Modes, EveryMode, ::testing::ValuesIn(Algorithms()), Name);
+INSTANTIATE_TEST_SUITE_P(Modes, EveryMode, ::testing::ValuesIn(Algorithms()), AlgorithmTestName);
 
 
 // Codec memory is training state too: dcd with error feedback (its residual per worker, the

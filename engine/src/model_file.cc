@@ -349,13 +349,8 @@ std::shared_ptr<const RatingsInfo> RatingsMapping(const ModelInfo& info) {
 }
 
 Evaluation EvaluateModel(const SavedModel& model, const Dataset& data) {
-  return internal::WithSavedModel(model.info, [&](const auto& m) {
+  return internal::WithSavedParams(model, [&](const auto& m) {
     using M = std::decay_t<decltype(m)>;
-    if (m.NumParams() != model.params.size()) {
-      throw Error(ErrorCode::kBadInput, "model has " + std::to_string(model.params.size()) +
-                                            " parameters, its description needs " +
-                                            std::to_string(m.NumParams()));
-    }
     const internal::EvalResult r = internal::Evaluate(m, std::span<const float>(model.params), data);
     Evaluation e{.rows = data.rows(), .loss = r.loss, .objective = r.loss + m.Regularizer(model.params)};
     if constexpr (M::kTask == Task::kRegression) {

@@ -13,13 +13,8 @@
 namespace corral {
 
 Predictions PredictModel(const SavedModel& model, const Dataset& data) {
-  return internal::WithSavedModel(model.info, [&](const auto& m) {
+  return internal::WithSavedParams(model, [&](const auto& m) {
     using M = std::decay_t<decltype(m)>;
-    if (m.NumParams() != model.params.size()) {
-      throw Error(ErrorCode::kBadInput, "model has " + std::to_string(model.params.size()) +
-                                            " parameters, its description needs " +
-                                            std::to_string(m.NumParams()));
-    }
     constexpr bool kPerClass = std::is_same_v<M, SoftmaxModel> || std::is_same_v<M, MlpModel>;
     if constexpr (std::is_same_v<M, MfModel>) {
       if (data.ratings() == nullptr) {

@@ -45,6 +45,14 @@ class _CorralEstimator(BaseEstimator):
             options = dict(options, resume=path, epochs=continue_from.epochs_done + 1)
             return _corral._train(data, None, options, [], None)
 
+    def _one_epoch(self, fit, *args, **kwargs):
+        """fit(...) over one epoch: the first partial_fit starts a run, one epoch long."""
+        saved, self.epochs = self.epochs, 1
+        try:
+            return fit(*args, **kwargs)
+        finally:
+            self.epochs = saved
+
     def _keep(self, result):
         self.model_ = result.model
         self.history_ = result.history
@@ -122,11 +130,7 @@ class Classifier(ClassifierMixin, _CorralEstimator):
             raise ValueError("y: labels not in classes_ (give every class to the first "
                              "partial_fit through classes=)")
         if first:
-            saved, self.epochs = self.epochs, 1
-            try:
-                return self._fit(X, y, continue_from=None)
-            finally:
-                self.epochs = saved
+            return self._one_epoch(self._fit, X, y, continue_from=None)
         return self._fit(X, y, continue_from=self.model_)
 
     def _fit(self, X, y, continue_from):
@@ -215,11 +219,7 @@ class Regressor(RegressorMixin, _CorralEstimator):
         X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float32, y_numeric=True,
                                    reset=first)
         if first:
-            saved, self.epochs = self.epochs, 1
-            try:
-                return self._fit(X, y, continue_from=None)
-            finally:
-                self.epochs = saved
+            return self._one_epoch(self._fit, X, y, continue_from=None)
         return self._fit(X, y, continue_from=self.model_)
 
     def _fit(self, X, y, continue_from):
@@ -275,11 +275,7 @@ class MatrixFactorization(RegressorMixin, _CorralEstimator):
     def partial_fit(self, X, y):
         """One more epoch over these ratings, continuing the fitted model (ids it knows)."""
         if not hasattr(self, "model_"):
-            saved, self.epochs = self.epochs, 1
-            try:
-                return self.fit(X, y)
-            finally:
-                self.epochs = saved
+            return self._one_epoch(self.fit, X, y)
         users, items = self._pairs(X)
         from . import ratings
         data = ratings(users, items, y, model=self.model_)

@@ -74,4 +74,18 @@ decltype(auto) WithSavedModel(const ModelInfo& info, F&& f) {
   throw Error(ErrorCode::kBadInput, "unknown model kind");
 }
 
+// WithSavedModel for a model and its parameters: first checks that the parameters fit the
+// model the description builds (kBadInput otherwise).
+template <typename F>
+decltype(auto) WithSavedParams(const SavedModel& model, F&& f) {
+  return WithSavedModel(model.info, [&](const auto& m) -> decltype(auto) {
+    if (m.NumParams() != model.params.size()) {
+      throw Error(ErrorCode::kBadInput, "model has " + std::to_string(model.params.size()) +
+                                            " parameters, its description needs " +
+                                            std::to_string(m.NumParams()));
+    }
+    return f(m);
+  });
+}
+
 }  // namespace corral::internal
