@@ -270,5 +270,30 @@ TEST(Checkpoint, AnotherWorkerCountOrAMissingReplicaIsRefused) {
   std::filesystem::remove(path);
 }
 
+TEST(Checkpoint, AHogwildPPTokenNoGroupCanHoldIsRefused) {
+  const SyntheticSplit data = TinyProblem();
+  const TrainConfig config{.algorithm = Algorithm::kHogwildPP, .threads = 2, .epochs = 1,
+                           .lr = 0.05f, .pin = Pin::kNone, .group_size = 1};
+  SavedModel saved = ToSavedModel(Train(data.train, nullptr, config));
+  ASSERT_TRUE(saved.training->mode.counters.contains("token"));
+  saved.training->mode.counters["token"] = 7;  // odd: a group mid-mix; and past the 2 groups
+  const std::string path = TempPath("token.model");
+  SaveModel(path, saved);
+  TrainConfig resumed = config;
+  resumed.resume_path = path;
+  resumed.epochs = 2;
+  try {
+    Train(data.train, nullptr, resumed);
+    ADD_FAILURE() << "a token no group can hold was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find(path + ": the checkpoint's training state does not fit "
+                                                "this run: its token 7"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace corral

@@ -53,6 +53,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -151,10 +152,10 @@ class HogwildPPMode {
     // relaxed: the workers are parked (Crew's epoch end orders their writes before this).
     std::uint32_t token = token_.load(std::memory_order_relaxed);
     v.Count("token", token);
-    if (v.loading()) {
-      if (token % 2 != 0 || token / 2 >= static_cast<std::uint32_t>(Groups())) token = 0;  // damaged: group 0's turn
-      token_.store(token, std::memory_order_relaxed);
-    }
+    v.Require(token % 2 == 0 && token / 2 < static_cast<std::uint32_t>(Groups()),
+              "its token " + std::to_string(token) + " is not a free turn of one of the " +
+                  std::to_string(Groups()) + " groups");
+    if (v.loading()) token_.store(token, std::memory_order_relaxed);
     for (int w = 0; w < plan_.threads; ++w) v.Count(Key("hot_syncs", w), workers_[w].hot.syncs);
   }
 

@@ -86,6 +86,12 @@ class StateVisitor {
     for (std::size_t k = 0; k < state.size(); ++k) Word(name + "." + std::to_string(k), state[k]);
   }
 
+  // Loading: refuses the checkpoint (kBadInput, naming the file) when a value the mode read
+  // is not one it can hold, `what` saying which and why.
+  void Require(bool ok, const std::string& what) const {
+    if (loading() && !ok) Bad(what);
+  }
+
   // After the mode's VisitState: a checkpoint with entries this run did not ask for was
   // written by another layout (another mode, topology or worker count got past the checks).
   void Finish() const {
