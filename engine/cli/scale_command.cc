@@ -34,6 +34,18 @@ struct Row {
   TrainResult result;
 };
 
+// Replica modes: the gossip period of the run's last epoch (the chosen one with
+// --gossip-every auto) and the share of wall time its rounds took; "-" for other modes.
+std::string Period(const TrainResult& r) {
+  const std::optional<std::uint64_t> k = r.history.back().gossip_every;
+  return k ? std::to_string(*k) : "-";
+}
+std::optional<double> SharePercent(const TrainResult& r) {
+  const std::optional<double> share = r.history.back().gossip_share;
+  if (!share) return std::nullopt;
+  return 100 * *share;
+}
+
 std::string Optional(const std::optional<double>& v, const char* format) {
   if (!v) return "-";
   char buf[32];
@@ -44,7 +56,7 @@ std::string Optional(const std::optional<double>& v, const char* format) {
 void WriteCsv(const std::string& path, const std::vector<Row>& rows) {
   std::ofstream out(path);
   out << "threads,samples_per_s,speedup,efficiency,epochs,epochs_to_target,time_to_target_s,"
-         "objective,train_s\n";
+         "objective,train_s,gossip_every,gossip_share\n";
   const double base = rows.front().result.samples_per_s;
   for (const Row& row : rows) {
     const TrainResult& r = row.result;
@@ -53,7 +65,10 @@ void WriteCsv(const std::string& path, const std::vector<Row>& rows) {
         << speedup * rows.front().threads / row.threads << ',' << r.history.back().epoch << ','
         << (r.epochs_to_target ? std::to_string(*r.epochs_to_target) : "") << ','
         << (r.train_s_to_target ? std::to_string(*r.train_s_to_target) : "") << ','
-        << r.history.back().objective << ',' << r.train_s << '\n';
+        << r.history.back().objective << ',' << r.train_s << ','
+        << (r.history.back().gossip_every ? std::to_string(*r.history.back().gossip_every) : "") << ','
+        << (r.history.back().gossip_share ? std::to_string(*r.history.back().gossip_share) : "")
+        << '\n';
   }
   if (!out) throw Error(ErrorCode::kIo, "cannot write " + path);
 }
@@ -134,16 +149,18 @@ int RunScale(ScaleCommand& cmd) {
   }
 
   const double base = rows.front().result.samples_per_s;
-  std::printf("%-8s %14s %8s %11s %8s %16s %15s %12s\n", "threads", "samples/s", "speedup",
-              "efficiency", "epochs", "epochs_to_target", "time_to_target", "objective");
+  std::printf("%-8s %14s %8s %11s %8s %16s %15s %12s %12s %12s\n", "threads", "samples/s",
+              "speedup", "efficiency", "epochs", "epochs_to_target", "time_to_target", "objective",
+              "gossip_every", "gossip_share");
   for (const Row& row : rows) {
     const TrainResult& r = row.result;
     const double speedup = base > 0 ? r.samples_per_s / base : 0;
     const double efficiency = speedup * rows.front().threads / row.threads;
-    std::printf("%-8d %14.0f %8.2f %11.2f %8d %16s %15s %12.6f\n", row.threads, r.samples_per_s,
-                speedup, efficiency, r.history.back().epoch,
+    std::printf("%-8d %14.0f %8.2f %11.2f %8d %16s %15s %12.6f %12s %12s\n", row.threads,
+                r.samples_per_s, speedup, efficiency, r.history.back().epoch,
                 r.epochs_to_target ? std::to_string(*r.epochs_to_target).c_str() : "-",
-                Optional(r.train_s_to_target, "%.2fs").c_str(), r.history.back().objective);
+                Optional(r.train_s_to_target, "%.2fs").c_str(), r.history.back().objective,
+                Period(r).c_str(), Optional(SharePercent(r), "%.1f%%").c_str());
   }
   std::fflush(stdout);
   if (!cmd.csv.empty()) WriteCsv(cmd.csv, rows);

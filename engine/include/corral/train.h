@@ -160,6 +160,23 @@ double ParseGamma(std::string_view text);
 // or config.checkpoint_every_s (empty: neither). Throws corral::Error (kBadConfig) naming the flag.
 void ParseCheckpointEvery(std::string_view text, TrainConfig& config);
 
+// The wall time of one gossip round by phase, in seconds (a mean over an epoch's rounds and
+// the workers). compute + encode + wait + decode + mix is the time from one round to the next.
+struct RoundSplit {
+  double compute_s = 0;  // the steps since the previous round (gradients and local updates)
+  double encode_s = 0;   // compressing the message (dcd, ecd, choco; the error measurement too)
+  double wait_s = 0;     // sending it and waiting for the neighbours' messages of the round
+  double decode_s = 0;   // adding the received messages into the memories (dcd, ecd, choco)
+  double mix_s = 0;      // the rest of the round: mixing, differences, the consensus step
+};
+
+// Payload bytes one worker sent to another over a run (a directed edge of the topology).
+struct EdgeBytes {
+  int from = 0;
+  int to = 0;
+  std::uint64_t bytes = 0;
+};
+
 // Metrics at one evaluation point (an epoch end). Test fields are set when a test set is given.
 struct EvalPoint {
   int epoch = 0;               // epochs completed
@@ -186,6 +203,9 @@ struct EvalPoint {
   // with --gossip-every auto) and the share of the workers' wall time spent in rounds.
   std::optional<std::uint64_t> gossip_every;
   std::optional<double> gossip_share;
+  // Synchronous replica modes: where the wall time of a mean round went in the last epoch
+  // (seconds per round, averaged over the workers' rounds; RoundSplit).
+  std::optional<RoundSplit> round_split;
   // Replica modes: (1/n) sum_i |x_i - mean|^2 over the workers' replicas.
   std::optional<double> consensus;
   // dcd, ecd, choco: mean relative error |Q(z) - z| / |z| of the epoch's messages.
@@ -240,6 +260,9 @@ struct TrainResult {
   double peak_rss_mb = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_sent_max = 0;
+  // Synchronous replica modes: the bytes of every directed edge i -> j the run used, by
+  // (from, to); empty for other modes.
+  std::vector<EdgeBytes> edge_bytes;
   PlacementReport placement;
   double gamma = 0;            // choco: the consensus step size used
   int hot_coords = 0;          // hogwild, hogwild++: coordinates each worker kept a private copy of

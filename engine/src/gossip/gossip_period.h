@@ -40,7 +40,11 @@ inline double WallSeconds() {
 
 // One worker's measurements. Thread safety: owner-only during an epoch.
 struct RoundTimes {
-  double round_s = 0;        // wall seconds inside rounds, this epoch
+  double round_s = 0;        // wall seconds inside rounds, this epoch, of which:
+  double encode_s = 0;       //   compressing (RoundSplit says what each phase holds)
+  double wait_s = 0;         //   sending and waiting for the neighbours
+  double decode_s = 0;       //   adding received messages into memories
+  double mix_s = 0;          //   the rest
   double epoch_s = 0;        // wall seconds of the epoch's loop
   std::uint64_t rounds = 0;  // rounds this epoch
   std::uint64_t steps = 0;   // steps this epoch

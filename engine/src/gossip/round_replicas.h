@@ -100,6 +100,7 @@ struct RoundWorker : ShardWorker<M> {
   std::uint64_t every = 1;             // steps between rounds in this epoch (GossipPeriod)
   std::uint64_t until_round = 1;       // steps left until the next round (RoundDue)
   RoundTimes times;                    // this epoch's wall time in rounds and in all
+  double lap = 0;                      // wall seconds when the round's current phase began
 };
 
 template <Model M, typename State>
@@ -156,7 +157,9 @@ class RoundReplicas {
   // of wall time its rounds took; an automatic period adapts for the next epoch.
   void MeasureRounds(EvalPoint& p) {
     p.gossip_every = period_.every();
-    if (period_.Measure(Times())) SetPeriod();
+    const std::vector<RoundTimes> times = Times();
+    p.round_split = MeanRound(times);
+    if (period_.Measure(times)) SetPeriod();
     p.gossip_share = period_.share();
     for (State& s : replicas_) {
       const RoundTimes calibration = s.times;
@@ -267,15 +270,25 @@ class RoundReplicas {
     self.until_round = self.every;
     return true;
   }
-  // Runs one round `gossip` (returns false when aborted), timing it in wall seconds: two vDSO
-  // clock reads, no system call.
+  // Runs one round `gossip` (returns false when aborted), timing it in wall seconds with vDSO
+  // clock reads (about 20 ns each, no system call): two for the round, one more per Lap the
+  // round takes. Whatever no Lap claimed counts as mix.
   template <typename Gossip>
   static bool TimedRound(State& self, Gossip&& gossip) {
     const double begin = WallSeconds();
+    self.lap = begin;
     const bool done = gossip();
-    self.times.round_s += WallSeconds() - begin;
+    const double end = WallSeconds();
+    self.times.round_s += end - begin;
+    self.times.mix_s += end - self.lap;
     ++self.times.rounds;
     return done;
+  }
+  // Inside TimedRound: the time since the previous lap (or the round's start) was `phase`.
+  static void Lap(State& self, double RoundTimes::*phase) {
+    const double now = WallSeconds();
+    self.times.*phase += now - self.lap;
+    self.lap = now;
   }
 
   // The training state every round-based worker keeps (mode_state.h), at an epoch boundary:
@@ -323,11 +336,24 @@ class RoundReplicas {
   std::atomic<bool>& halt_;
   const Topology topology_;
 
-  // Summary text: "every K steps (auto), rounds S% of the time".
-  std::string PeriodText(const EvalPoint& last) const {
-    return Printf("every %llu steps%s, rounds %.1f%% of the time",
-                  static_cast<unsigned long long>(period_.every()),
-                  period_.automatic() ? " (auto)" : "", 100.0 * last.gossip_share.value_or(0));
+  // The summary's lines about rounds: "gossip: every K steps (auto), rounds S% of the time",
+  // "round: compute .. us, encode .., wait .., decode .., mix .." (the last epoch's mean
+  // round), and every directed edge's bytes into r.edge_bytes.
+  void DescribeGossip(TrainResult& r, const EvalPoint& last) const {
+    AddSummaryLine(r, "gossip", Printf("every %llu steps%s, rounds %.1f%% of the time",
+                                       static_cast<unsigned long long>(period_.every()),
+                                       period_.automatic() ? " (auto)" : "",
+                                       100.0 * last.gossip_share.value_or(0)));
+    if (last.round_split) {
+      const RoundSplit& t = *last.round_split;
+      AddSummaryLine(r, "round", Printf("compute %.1f us, encode %.1f, wait %.1f, decode %.1f, mix %.1f",
+                                        1e6 * t.compute_s, 1e6 * t.encode_s, 1e6 * t.wait_s,
+                                        1e6 * t.decode_s, 1e6 * t.mix_s));
+    }
+    r.edge_bytes.clear();
+    for (const auto& [from, to] : GossipEdges(topology_)) {
+      r.edge_bytes.push_back({.from = from, .to = to, .bytes = transport_->counters(from, to).bytes});
+    }
   }
 
  private:
@@ -409,6 +435,24 @@ class RoundReplicas {
                                static_cast<double>(models);
   }
   static constexpr double kCrossCoreFactor = 2;
+
+  // The mean round of an epoch over all workers (nullopt when no round was taken).
+  static std::optional<RoundSplit> MeanRound(std::span<const RoundTimes> times) {
+    RoundSplit sum;
+    double rounds = 0;
+    for (const RoundTimes& t : times) {
+      sum.compute_s += t.epoch_s - t.round_s;
+      sum.encode_s += t.encode_s;
+      sum.wait_s += t.wait_s;
+      sum.decode_s += t.decode_s;
+      sum.mix_s += t.mix_s;
+      rounds += static_cast<double>(t.rounds);
+    }
+    if (rounds == 0) return std::nullopt;
+    return RoundSplit{.compute_s = sum.compute_s / rounds, .encode_s = sum.encode_s / rounds,
+                      .wait_s = sum.wait_s / rounds, .decode_s = sum.decode_s / rounds,
+                      .mix_s = sum.mix_s / rounds};
+  }
 
   std::vector<RoundTimes> Times() const {
     std::vector<RoundTimes> times;

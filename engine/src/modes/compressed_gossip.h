@@ -175,7 +175,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     AddSummaryLine(r, "replicas", Printf("%s, %s, consensus %.3g, virtual time %.2fs",
                                          plan.config.topology.c_str(), plan.specs.compress.c_str(),
                                          *last.consensus, last.virtual_s));
-    AddSummaryLine(r, "gossip", this->PeriodText(last));
+    this->DescribeGossip(r, last);
     if (last.compress_rel_error) {
       AddSummaryLine(r, "compression",
                      Printf("relative error %.3g", *last.compress_rel_error) +
@@ -203,7 +203,9 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
         wire_bytes_(codec->WireBytes(dim_)) {}
 
   // Encodes self.z into self.wire, measures the applied operator's error and sends/receives.
+  // Times the round's phases: what came before is mix, then encode, then wait.
   bool EncodeAndExchange(State& self, int w) {
+    this->Lap(self, &RoundTimes::mix_s);
     const std::size_t bytes = self.codec->Encode(self.z, self.wire, self.rng);
     const std::span<const std::byte> message(self.wire.data(), bytes);
     self.codec->Decode(message, self.q);
@@ -217,7 +219,10 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
       self.error_sum += std::sqrt(err / norm);
       ++self.error_count;
     }
-    return this->Exchange(self, w, message);
+    this->Lap(self, &RoundTimes::encode_s);
+    const bool exchanged = this->Exchange(self, w, message);
+    this->Lap(self, &RoundTimes::wait_s);
+    return exchanged;
   }
 
   std::span<const std::byte> Sent(const State& self) const {
@@ -236,6 +241,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     for (std::size_t k = 0; k < self.held.size(); ++k) {
       self.codec->DecodeAdd(self.held[k].payload, 1.0f, self.hats[k]);
     }
+    this->Lap(self, &RoundTimes::decode_s);
     this->ReleaseHeld(self, w);
     ++self.round;
     return true;
@@ -255,6 +261,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     for (std::size_t k = 0; k < self.held.size(); ++k) {
       self.codec->DecodeAdd(self.held[k].payload, 1.0f, self.hats[k]);
     }
+    this->Lap(self, &RoundTimes::decode_s);
     this->ReleaseHeld(self, w);
     std::copy(self.pub.begin(), self.pub.end(), self.x.begin());
     ++self.round;
@@ -282,6 +289,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     };
     update(self.self_hat, Sent(self));
     for (std::size_t k = 0; k < self.held.size(); ++k) update(self.hats[k], self.held[k].payload);
+    this->Lap(self, &RoundTimes::decode_s);
     this->ReleaseHeld(self, w);
     ++self.round;
     return true;
@@ -300,6 +308,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
       self.codec->DecodeAdd(self.held[k].payload, static_cast<float>(in[k].weight) * scale_,
                             self.sum_hat);
     }
+    this->Lap(self, &RoundTimes::decode_s);
     this->ReleaseHeld(self, w);
     const auto gamma = static_cast<float>(settled_.gamma);
     for (std::size_t u = 0; u < dim_; ++u) {

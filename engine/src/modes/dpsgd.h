@@ -83,7 +83,7 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
                                            GossipTopologySpec(this->plan_.config).c_str(),
                                            std::string(ToString(order_)).c_str(), *last.consensus,
                                            last.virtual_s));
-      AddSummaryLine(r, "gossip", this->PeriodText(last));
+      this->DescribeGossip(r, last);
     }
   }
 
@@ -92,6 +92,7 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
   // transport was aborted (x_i is then unchanged).
   bool Gossip(State& self, int w) {
     if (!this->Exchange(self, w, std::as_bytes(std::span<const float>(self.x)))) return false;
+    this->Lap(self, &RoundTimes::wait_s);
     self.received.clear();  // capacity reserved in Setup: no allocation
     for (const Message& m : self.held) {
       self.received.push_back(reinterpret_cast<const float*>(m.payload.data()));

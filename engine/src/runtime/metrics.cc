@@ -11,6 +11,19 @@
 
 namespace corral::internal {
 
+namespace {
+
+// A mean round's phases as round_compute_us, round_encode_us, ... (RoundSplit).
+void WriteRoundSplit(const RoundSplit& t, nlohmann::json& j) {
+  j["round_compute_us"] = 1e6 * t.compute_s;
+  j["round_encode_us"] = 1e6 * t.encode_s;
+  j["round_wait_us"] = 1e6 * t.wait_s;
+  j["round_decode_us"] = 1e6 * t.decode_s;
+  j["round_mix_us"] = 1e6 * t.mix_s;
+}
+
+}  // namespace
+
 MetricsWriter::MetricsWriter(const std::string& path) : path_(path) {
   if (path.empty()) return;
   out_.open(path, std::ios::out | std::ios::trunc);
@@ -51,6 +64,7 @@ void MetricsWriter::Write(const EvalPoint& p) {
   if (p.compress_rel_error) j["compress_rel_error"] = *p.compress_rel_error;
   if (p.gossip_every) j["gossip_every"] = *p.gossip_every;
   if (p.gossip_share) j["gossip_share"] = *p.gossip_share;
+  if (p.round_split) WriteRoundSplit(*p.round_split, j);
   // JSON has no NaN: nlohmann writes a NaN loss as null, with "diverged": true beside it.
   Put(j.dump());
 }
@@ -92,6 +106,12 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
   if (last.consensus) j["consensus"] = *last.consensus;
   if (last.compress_rel_error) j["compress_rel_error"] = *last.compress_rel_error;
   if (last.gossip_share) j["gossip_share"] = *last.gossip_share;
+  if (last.round_split) WriteRoundSplit(*last.round_split, j);
+  if (!r.edge_bytes.empty()) {
+    nlohmann::json edges = nlohmann::json::array();
+    for (const EdgeBytes& e : r.edge_bytes) edges.push_back({{"from", e.from}, {"to", e.to}, {"bytes", e.bytes}});
+    j["bytes_per_edge"] = std::move(edges);
+  }
   if (!r.warnings.empty()) j["warnings"] = r.warnings;
   Put(j.dump());
 }
