@@ -257,6 +257,43 @@ TEST(Local, ReplicasDriftBetweenAveragesAndMetricsRecordTheSettings) {
   EXPECT_EQ(lines[2]["gossip_every"], 5);
 }
 
+TEST(Local, MetricsCountEveryDirectedEdgeAndSplitTheRound) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const auto path = std::filesystem::path(::testing::TempDir()) / "corral_edges.jsonl";
+  // 188 steps per epoch (as above), 2 epochs, a round every 5th step: 75 rounds, each sending
+  // x_i (d floats) to all 3 others.
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kLocal, .l2 = kL2, .threads = 4,
+                               .epochs = 2, .batch = 4, .lr = 0.2f, .metrics_path = path.string(),
+                               .gossip_every = 5});
+  const std::uint64_t per_edge = 75 * r.params.size() * sizeof(float);
+  ASSERT_EQ(r.edge_bytes.size(), 12u);
+  std::uint64_t total = 0;
+  for (const EdgeBytes& e : r.edge_bytes) {
+    EXPECT_NE(e.from, e.to);
+    EXPECT_EQ(e.bytes, per_edge) << e.from << " -> " << e.to;
+    total += e.bytes;
+  }
+  EXPECT_EQ(total, r.bytes_sent);
+  for (const EvalPoint& p : r.history) {
+    ASSERT_TRUE(p.round_split.has_value()) << "epoch " << p.epoch;
+    const RoundSplit& t = *p.round_split;
+    EXPECT_GT(t.compute_s, 0.0);
+    EXPECT_GE(t.wait_s, 0.0);
+    EXPECT_GE(t.mix_s, 0.0);
+    EXPECT_EQ(t.encode_s, 0.0);  // local sends fp32 models: nothing to encode or decode
+    EXPECT_EQ(t.decode_s, 0.0);
+  }
+  std::ifstream in(path);
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_DOUBLE_EQ(lines[1]["round_wait_us"].get<double>(), 1e6 * r.history[1].round_split->wait_s);
+  ASSERT_EQ(lines[2]["bytes_per_edge"].size(), 12u);
+  EXPECT_EQ(lines[2]["bytes_per_edge"][0]["bytes"].get<std::uint64_t>(), per_edge);
+  EXPECT_TRUE(lines[2].contains("round_mix_us"));
+}
+
 using testing::ThrowingModel;
 
 TEST(Dpsgd, AThrowingWorkerStopsEveryoneAndIsReported) {
