@@ -208,7 +208,8 @@ struct EvalPoint {
   std::optional<RoundSplit> round_split;
   // Replica modes: (1/n) sum_i |x_i - mean|^2 over the workers' replicas.
   std::optional<double> consensus;
-  // dcd, ecd, choco: mean relative error |Q(z) - z| / |z| of the epoch's messages.
+  // dcd, ecd, choco: mean relative error |Q(z) - z| / |z| over a sample of the epoch's
+  // messages (every 16th round and the epoch's first).
   std::optional<double> compress_rel_error;
 };
 
