@@ -10,10 +10,17 @@ hardware speed).
    round O(d)) are left out.
 2. a9a (../shared/data/a9a), 2 threads: hogwild vs dpsgd --gossip-every 1 (every step: the
    cost of a round itself).
+3. Fashion-MNIST (Debian's dataset-fashion-mnist), --model mlp --hidden 256,128 --batch 16
+   --lr 0.05, 2 threads, 3 epochs (--mlp-epochs): a dense model of 235k parameters; every
+   replica mode at its defaults against hogwild++ (the baseline) and hogwild, with test
+   accuracy (points against hogwild++'s) and the mean round's time split (microseconds:
+   compute between rounds, encode, wait, decode, mix; metrics round_*_us). A run that fails
+   (ecd diverges with qsgd:8 on this model) is reported as such.
 Every speed is the median of --repeat runs, interleaved with hogwild's so that machine noise
 hits both sides; the ratio is taken between medians.
 
   bench/replica_speed.py --corral build/engine/cli/corral [--data ../shared/data] [--repeat 2]
+      [--only zipf|a9a|mlp] [--mlp-epochs 3]
 """
 
 import argparse
@@ -26,36 +33,62 @@ import tempfile
 import zipf_set
 
 
+FASHION = "/usr/share/datasets/fashion-mnist"
+PHASES = ["compute", "encode", "wait", "decode", "mix"]
+
+
 def corral(binary, args, metrics):
-    subprocess.run([binary, "train", *args, "--quiet", "--metrics", metrics], check=True)
+    """The run's summary and epoch lines; None when it failed (diverged, exit 1)."""
+    run = subprocess.run([binary, "train", *args, "--quiet", "--metrics", metrics],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if run.returncode == 1:
+        return None
+    if run.returncode != 0:
+        raise SystemExit(f"corral train {' '.join(args)} failed: {run.stderr}")
     with open(metrics) as f:
         lines = [json.loads(line) for line in f.read().splitlines()]
     return lines[-1], lines[:-1]
 
 
-def compare(binary, data, common, modes, repeat, tmp):
-    """modes: [(label, extra args)], the first is the baseline. Prints one row per mode."""
+def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
+    """modes: [(label, extra args)], the first is the baseline. Prints one row per mode:
+    objective ratio, or with `accuracy` the test accuracy's difference in points, and the
+    last epoch's mean round split."""
     speeds = {label: [] for label, _ in modes}
     last = {}
     for _ in range(repeat):
         for label, extra in modes:
-            summary, epochs = corral(binary, ["--data", data, *common, *extra],
-                                     os.path.join(tmp, "m.jsonl"))
-            speeds[label].append(summary["samples_per_s"])
-            last[label] = (summary, epochs)
+            run = corral(binary, ["--data", data, *common, *extra], os.path.join(tmp, "m.jsonl"))
+            if run is None:
+                last[label] = None
+                continue
+            speeds[label].append(run[0]["samples_per_s"])
+            last[label] = run
     base_label = modes[0][0]
     base_speed = statistics.median(speeds[base_label])
-    base_obj = last[base_label][0]["objective"]
-    print(f"  {'mode':<34} {'samples/s':>10} {'vs ' + base_label:>12} {'objective':>10} "
-          f"{'obj ratio':>9} {'K':>6} {'share':>6}")
+    base = last[base_label][0]
+    quality = "acc" if accuracy else "objective"
+    print(f"  {'mode':<30} {'samples/s':>10} {'vs ' + base_label:>12} {quality:>10} "
+          f"{'pts' if accuracy else 'obj ratio':>9} {'K':>6} {'share':>6}   "
+          + " ".join(f"{p:>7}" for p in PHASES) + " (us per round)")
     for label, _ in modes:
+        if last[label] is None or not speeds[label]:
+            print(f"  {label:<30} failed (diverged)")
+            continue
         summary, epochs = last[label]
         speed = statistics.median(speeds[label])
         k = summary.get("gossip_every", "")
         share = summary.get("gossip_share")
-        print(f"  {label:<34} {speed / 1e6:>9.3f}M {speed / base_speed:>12.3f} "
-              f"{summary['objective']:>10.6f} {summary['objective'] / base_obj:>9.4f} "
-              f"{k!s:>6} {'' if share is None else f'{100 * share:5.1f}%':>6}")
+        if accuracy:
+            q, rel = summary["test_acc"], 100 * (summary["test_acc"] - base["test_acc"])
+            cols = f"{q:>10.4f} {rel:>+9.2f}"
+        else:
+            q = summary["objective"]
+            cols = f"{q:>10.6f} {q / base['objective']:>9.4f}"
+        split = " ".join(f"{summary[f'round_{p}_us']:>7.1f}" if f"round_{p}_us" in summary
+                         else f"{'':>7}" for p in PHASES)
+        print(f"  {label:<30} {speed / 1e6:>9.4f}M {speed / base_speed:>12.3f} {cols} "
+              f"{k!s:>6} {'' if share is None else f'{100 * share:5.1f}%':>6}   {split}")
 
 
 def main():
@@ -65,34 +98,70 @@ def main():
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--mlp-epochs", type=int, default=3)
+    parser.add_argument("--only", choices=["zipf", "a9a", "mlp"], help="run one part only")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        zipf = zipf_set.make(args.corral, os.path.join(tmp, "zipf.cache"))
         common = ["--threads", str(args.threads), "--epochs", str(args.epochs), "--lr", "0.25"]
-        print(f"Zipf set, {args.threads} threads, {args.epochs} epochs, --lr 0.25, defaults "
-              f"otherwise (median of {args.repeat})")
-        compare(args.corral, zipf, common, [
-            ("hogwild", ["--algo", "hogwild"]),
-            ("dpsgd", ["--algo", "dpsgd"]),
-            ("local", ["--algo", "local"]),
-            ("choco (qsgd:8)", ["--algo", "choco"]),
-            ("choco topk:0.01", ["--algo", "choco", "--compress", "topk:0.01"]),
-            ("adpsgd", ["--algo", "adpsgd"]),
-            ("dpsgd --gossip-every 64", ["--algo", "dpsgd", "--gossip-every", "64"]),
-        ], args.repeat, tmp)
+        if args.only in (None, "zipf"):
+            zipf_part(args, common, tmp)
+        if args.only in (None, "a9a"):
+            a9a_part(args, common, tmp)
+        if args.only in (None, "mlp"):
+            mlp_part(args, tmp)
 
-        a9a = os.path.join(args.data, "a9a", "a9a")
-        if not os.path.exists(a9a):
-            print(f"skip a9a: {a9a} not found")
-            return
-        print(f"\na9a, {args.threads} threads, {args.epochs} epochs, --lr 0.25 "
-              f"(median of {args.repeat})")
-        compare(args.corral, a9a, common, [
-            ("hogwild", ["--algo", "hogwild"]),
-            ("dpsgd --gossip-every 1", ["--algo", "dpsgd", "--gossip-every", "1"]),
-            ("dpsgd", ["--algo", "dpsgd"]),
-        ], args.repeat, tmp)
+
+def zipf_part(args, common, tmp):
+    zipf = zipf_set.make(args.corral, os.path.join(tmp, "zipf.cache"))
+    print(f"Zipf set, {args.threads} threads, {args.epochs} epochs, --lr 0.25, defaults "
+          f"otherwise (median of {args.repeat})")
+    compare(args.corral, zipf, common, [
+        ("hogwild", ["--algo", "hogwild"]),
+        ("dpsgd", ["--algo", "dpsgd"]),
+        ("local", ["--algo", "local"]),
+        ("choco (qsgd:8)", ["--algo", "choco"]),
+        ("choco topk:0.01", ["--algo", "choco", "--compress", "topk:0.01"]),
+        ("adpsgd", ["--algo", "adpsgd"]),
+        ("dpsgd --gossip-every 64", ["--algo", "dpsgd", "--gossip-every", "64"]),
+    ], args.repeat, tmp)
+
+
+def a9a_part(args, common, tmp):
+    a9a = os.path.join(args.data, "a9a", "a9a")
+    if not os.path.exists(a9a):
+        print(f"skip a9a: {a9a} not found")
+        return
+    print(f"\na9a, {args.threads} threads, {args.epochs} epochs, --lr 0.25 "
+          f"(median of {args.repeat})")
+    compare(args.corral, a9a, common, [
+        ("hogwild", ["--algo", "hogwild"]),
+        ("dpsgd --gossip-every 1", ["--algo", "dpsgd", "--gossip-every", "1"]),
+        ("dpsgd", ["--algo", "dpsgd"]),
+    ], args.repeat, tmp)
+
+
+def mlp_part(args, tmp):
+    train = os.path.join(FASHION, "train-images-idx3-ubyte.gz")
+    if not os.path.exists(train):
+        print(f"skip Fashion-MNIST: {train} not found (Debian: dataset-fashion-mnist)")
+        return
+    common = ["--test", os.path.join(FASHION, "t10k-images-idx3-ubyte.gz"), "--format", "idx",
+              "--model", "mlp", "--hidden", "256,128", "--batch", "16", "--lr", "0.05",
+              "--threads", str(args.threads), "--epochs", str(args.mlp_epochs)]
+    print(f"\nFashion-MNIST, mlp 256,128, batch 16, --lr 0.05, {args.threads} threads, "
+          f"{args.mlp_epochs} epochs, defaults otherwise (median of {args.repeat})")
+    compare(args.corral, train, common, [
+        ("hogwild++", ["--algo", "hogwild++"]),
+        ("hogwild", ["--algo", "hogwild"]),
+        ("dpsgd", ["--algo", "dpsgd"]),
+        ("local", ["--algo", "local"]),
+        ("dcd", ["--algo", "dcd"]),
+        ("ecd", ["--algo", "ecd"]),
+        ("choco", ["--algo", "choco"]),
+        ("adpsgd", ["--algo", "adpsgd"]),
+        ("sync", ["--algo", "sync"]),
+    ], args.repeat, tmp, accuracy=True)
 
 
 if __name__ == "__main__":
