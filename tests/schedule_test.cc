@@ -1,4 +1,4 @@
-// --schedule seeded:TAU (engine/src/modes/hogwild_seeded.h): the delay queue applies each update
+// --schedule seeded:TAU (engine/src/modes/seeded_schedule.h): the delay queue applies each update
 // exactly TAU-bounded steps late, a seeded run repeats bit for bit, TAU 0 is serial SGD over the
 // seeded interleaving (checked against a loop written here), and TAU > 0 is another run.
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include <corral/rng.h>
 #include <corral/step.h>
 
-#include "engine/src/modes/hogwild_seeded.h"
+#include "engine/src/modes/seeded_schedule.h"
 
 namespace corral {
 namespace {
@@ -96,7 +96,10 @@ std::vector<float> SerialReference(const Dataset& train, const TrainConfig& conf
     for (; left > 0; --left) {
       std::uint64_t r = interleaving.Below(left);
       std::size_t v = 0;
-      while (r >= end[v] - next[v]) r -= end[v] - next[v++];
+      while (r >= end[v] - next[v]) {
+        r -= end[v] - next[v];
+        ++v;
+      }
       const auto row = static_cast<std::uint32_t>(next[v]++);
       model.Gradient(params, train, std::span<const std::uint32_t>(&row, 1), grad, workspace);
       ApplyStep(params, grad, config.lr);
