@@ -45,7 +45,7 @@ class SeededHogwildMode {
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
     if (w != 0) return;
     for (int v = 0; v < plan_.threads; ++v) {
-      workers_[v].BeginEpoch(plan_.config.seed, epoch, v, StartOf(v, epoch, start), &halt_);
+      workers_[v].BeginEpoch(plan_.config.seed, epoch, v, SeededStart(plan_, v, epoch, start), &halt_);
     }
     if (halt_.load(std::memory_order_relaxed)) return;  // rows laid out only in part
     const float eta = plan_.EpochLr(epoch);
@@ -74,12 +74,6 @@ class SeededHogwildMode {
   using State = ShardWorker<M>;
   using Grad = typename M::Grad;
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
-  // Worker v's first sample of `epoch`: its resumed position in the run's first epoch, else 0
-  // (the coordinator passes worker 0's alone: `start0`).
-  std::uint64_t StartOf(int v, int epoch, std::uint64_t start0) const {
-    if (v == 0) return start0;
-    return epoch == plan_.first_epoch ? plan_.start[static_cast<std::size_t>(v)] : 0;
-  }
 
   // TAU + 1 buffers sized for any row of the training set, refused (kBadConfig) beyond memory.
   static SeededSchedule<Grad> MakeSchedule(const M& model, const RunPlan& plan) {

@@ -45,7 +45,7 @@ struct ModeInfo {
   // Its result is a function of the seed and --threads whatever the scheduling (the workers
   // step and take their rounds together): --schedule seeded has nothing to fix.
   bool round_based = false;
-  // Runs --schedule seeded:TAU (hogwild_seeded.h); the other asynchronous modes refuse it.
+  // Runs --schedule seeded:TAU (seeded_schedule.h); the other asynchronous modes refuse it.
   bool seeded = false;
 };
 
@@ -55,7 +55,7 @@ inline constexpr auto kModes = std::to_array<ModeInfo>({
      .runner = &kHogwildFamily, .seeded = true},
     {.algorithm = Algorithm::kBuckwild, .name = "buckwild",
      .help = "hogwild on fixed point, linear models only; --bits, --model-bits, --rounding",
-     .runner = &kBuckwildFamily},
+     .runner = &kBuckwildFamily, .seeded = true},
     {.algorithm = Algorithm::kLocked, .name = "locked",
      .help = "hogwild with one lock around each update (the baseline)", .runner = &kHogwildFamily},
     {.algorithm = Algorithm::kSync, .name = "sync",

@@ -41,6 +41,7 @@
 
 #include <corral/rng.h>
 
+#include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/mode_state.h"
 #include "engine/src/runtime/shard_worker.h"
@@ -109,6 +110,14 @@ class DelayQueue {
 inline Rng InterleavingRng(std::uint64_t seed, int epoch) { return EpochRng(seed, epoch, -1); }
 inline Rng DelayRng(std::uint64_t seed, int epoch) { return EpochRng(seed, epoch, -2); }
 
+
+// Worker v's first sample of `epoch`: its resumed position in the run's first epoch, else 0.
+// The coordinator passes each worker its own start; the seeded epoch runs on worker 0, which
+// is passed `start0`.
+inline std::uint64_t SeededStart(const RunPlan& plan, int v, int epoch, std::uint64_t start0) {
+  if (v == 0) return start0;
+  return epoch == plan.first_epoch ? plan.start[static_cast<std::size_t>(v)] : 0;
+}
 
 // One seeded epoch's driver and the schedule's part of the training state, for a mode whose
 // step splits into compute (read the model, fill an Update) and apply (write it).
