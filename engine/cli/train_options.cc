@@ -147,7 +147,7 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "model after about this many of its updates to it (0: automatic, 32)")
       ->capture_default_str();
   cmd->add_option("--schedule", o.schedule,
-                  "hogwild: free (threads run freely) or seeded:TAU: the workers' steps interleaved "
+                  "hogwild, buckwild: free (threads run freely) or seeded:TAU: the workers' steps interleaved "
                   "by --seed on one thread, each update applied 0..TAU steps late (the bounded-"
                   "delay model), bit for bit reproducible; seeded:0 is serial SGD over that order")
       ->capture_default_str();

@@ -239,7 +239,7 @@ void TrainConfig::Validate() const {
                 (mode.round_based
                      ? " is round-based: its runs already repeat bit for bit for a seed and a "
                        "--threads (with a numeric --gossip-every); use --schedule free"
-                     : " has no seeded schedule (hogwild has; docs/algorithms.md, "
+                     : " has no seeded schedule (hogwild and buckwild have; docs/algorithms.md, "
                        "\"Determinism\"); it repeats bit for bit with --threads 1"));
     }
   }

@@ -140,12 +140,13 @@ struct TrainConfig {
   int hot_coords = -1;
   // Own updates of a hot coordinate between a worker's syncs of it; 0: automatic (32).
   int hot_sync = 0;
-  // hogwild: how the workers' steps interleave (--schedule). Unset (free, the default): free-
+  // hogwild, buckwild: how the workers' steps interleave (--schedule). Unset (free, the default): free-
   // running threads. TAU (seeded:TAU): the bounded-delay model of HOGWILD! run exactly, bit for
   // bit for a seed and --threads: the workers' steps, in an order drawn from --seed, run on one
   // thread, and the update of each step is applied 0..TAU steps later (a delay drawn from
   // --seed), so each read misses a seeded subset of the last TAU updates; 0 is serial SGD over
-  // the same interleaved sample order. No hot head (docs/algorithms.md, "Determinism").
+  // the same interleaved sample order. No hot head (docs/algorithms.md, "Determinism"). The
+  // other modes refuse it (kBadConfig).
   std::optional<int> seeded_tau;
 
   // Throws corral::Error (kBadConfig) naming the first invalid field.
