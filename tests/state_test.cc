@@ -172,6 +172,16 @@ TEST(Checkpoint, SeededAsynchronousRunsResumeBitForBitOrRefuseTheSchedule) {
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("--schedule seeded:8"), std::string::npos) << e.what();
     }
+    // A free run's checkpoint under seeded: named as such, not as a damaged file.
+    TrainConfig free = half;
+    free.seeded_tau.reset();
+    SaveModel(path, ToSavedModel(Train(data.train, nullptr, free)));
+    try {
+      Train(data.train, nullptr, rest);
+      ADD_FAILURE() << "a free checkpoint resumed under seeded:64";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("written under --schedule free"), std::string::npos) << e.what();
+    }
     std::filesystem::remove(path);
   }
 }

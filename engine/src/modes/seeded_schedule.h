@@ -173,8 +173,12 @@ class SeededSchedule {
   // At an epoch end nothing is pending and the streams restart from (seed, epoch): the state
   // is TAU alone, kept so that a checkpoint resumes only under the schedule that wrote it.
   void VisitState(StateVisitor& v) const {
+    const std::string key = "schedule/seeded_tau";
+    v.Require(!v.loading() || v.HasCounter(key),
+              "it was written under --schedule free, this run has seeded:" + std::to_string(tau_) +
+                  " (resume with the same --schedule)");
     auto tau = static_cast<std::uint64_t>(tau_);
-    v.Count("schedule/seeded_tau", tau);
+    v.Count(key, tau);
     v.Require(tau == static_cast<std::uint64_t>(tau_),
               "it was written under --schedule seeded:" + std::to_string(tau) +
                   ", this run has seeded:" + std::to_string(tau_) + " (resume with the same --schedule)");
