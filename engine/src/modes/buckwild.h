@@ -1,3 +1,5 @@
+// Over 300 lines: one mode whose fixed-point kernels (dense and sparse rows, each split into
+// the read and the write that --schedule seeded applies apart) belong beside its grid.
 // Buckwild! (De Sa et al. 2015, "Taming the Wild"): HOGWILD! on low-precision numbers.
 //
 // The dataset's values (D) and the shared model (T) are int8 or int16 fixed point with one scale
