@@ -69,9 +69,16 @@ SyntheticSplit Problem() {
 // 4 workers on storage order (--shuffle off, so that each worker's order is its shard as
 // stored), a constant step: what the serial reference below can follow.
 TrainConfig SeededConfig(int tau) {
-  return TrainConfig{.algorithm = Algorithm::kHogwild, .l2 = 1e-2f, .threads = 4, .epochs = 2,
-                     .lr = 0.1f, .lr_decay = 1.0f, .seed = 21, .pin = Pin::kNone,
-                     .shuffle = Shuffle::kOff, .seeded_tau = tau};
+  return TrainConfig{.algorithm = Algorithm::kHogwild,
+                     .l2 = 1e-2f,
+                     .threads = 4,
+                     .epochs = 2,
+                     .lr = 0.1f,
+                     .lr_decay = 1.0f,
+                     .seed = 21,
+                     .pin = Pin::kNone,
+                     .shuffle = Shuffle::kOff,
+                     .seeded_tau = tau};
 }
 
 // Serial SGD written out: each epoch, the interleaving stream picks the next worker with
@@ -128,7 +135,8 @@ INSTANTIATE_TEST_SUITE_P(Tau, Seeded, ::testing::Values(0, 8, 64));
 // rounded write when due; repeatable bit for bit (sparse and dense rows), and TAU matters.
 TEST(SeededSchedule, BuckwildRepeatsBitForBitAndFeelsTau) {
   const SyntheticSplit sparse = Problem();
-  const SyntheticSplit dense = MakeSyntheticClassification({.rows = 400, .features = 12, .seed = 8, .dense = true}, 0);
+  const SyntheticSplit dense =
+      MakeSyntheticClassification({.rows = 400, .features = 12, .seed = 8, .dense = true}, 0);
   for (const Dataset* data : {&sparse.train, &dense.train}) {
     TrainConfig config = SeededConfig(8);
     config.algorithm = Algorithm::kBuckwild;
@@ -187,14 +195,15 @@ TEST(SeededSchedule, SpellingsAndModesWithoutItAreRefusedNamingTheFlag) {
   EXPECT_EQ(ParseSchedule("free"), std::nullopt);
   EXPECT_EQ(ParseSchedule("seeded:0"), 0);
   EXPECT_EQ(ParseSchedule("seeded:64"), 64);
-  for (const char* bad : {"seeded", "seeded:", "seeded:-1", "seeded:1.5", "seeded:65537", "seeded:8x",
-                          "Seeded:8", "fifo"}) {
+  for (const char* bad : {"seeded", "seeded:", "seeded:-1", "seeded:1.5", "seeded:65537",
+                          "seeded:8x", "Seeded:8", "fifo"}) {
     try {
       ParseSchedule(bad);
       ADD_FAILURE() << bad << " was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kBadConfig);
-      EXPECT_NE(std::string(e.what()).find("--schedule '" + std::string(bad) + "'"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("--schedule '" + std::string(bad) + "'"),
+                std::string::npos)
           << e.what();
     }
   }
@@ -203,7 +212,8 @@ TEST(SeededSchedule, SpellingsAndModesWithoutItAreRefusedNamingTheFlag) {
   EXPECT_NE(ConfigError(config).find("--schedule"), std::string::npos);
   config.seeded_tau = 8;
   config.algorithm = Algorithm::kDpsgd;
-  EXPECT_NE(ConfigError(config).find("dpsgd is round-based"), std::string::npos) << ConfigError(config);
+  EXPECT_NE(ConfigError(config).find("dpsgd is round-based"), std::string::npos)
+      << ConfigError(config);
   for (const Algorithm a : {Algorithm::kLocked, Algorithm::kAdpsgd, Algorithm::kHogwildPP}) {
     config.algorithm = a;
     EXPECT_NE(ConfigError(config).find("has no seeded schedule"), std::string::npos) << ToString(a);

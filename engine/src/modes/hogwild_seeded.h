@@ -28,24 +28,33 @@ namespace corral::internal {
 inline double GradBytes(const SparseGrad& g) {
   return static_cast<double>(g.capacity()) * (sizeof(std::uint32_t) + 2 * sizeof(float));
 }
-inline double GradBytes(const DenseGrad& g) { return static_cast<double>(g.grad.size()) * sizeof(float); }
+inline double GradBytes(const DenseGrad& g) {
+  return static_cast<double>(g.grad.size()) * sizeof(float);
+}
 
 template <Model M>
 class SeededHogwildMode {
  public:
   SeededHogwildMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
-      : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_), workers_(plan.threads),
+      : model_(model),
+        plan_(plan),
+        halt_(halt),
+        storage_(plan.initial),
+        w_(storage_),
+        workers_(plan.threads),
         schedule_(MakeSchedule(model, plan)) {}
 
   void Setup(int w) {
-    workers_[w].Build(model_, plan_.train, w, plan_.threads, Batch(), plan_.shuffle, plan_.copy_shards);
+    workers_[w].Build(model_, plan_.train, w, plan_.threads, Batch(), plan_.shuffle,
+                      plan_.copy_shards);
   }
 
   // Worker 0's thread runs every logical worker's steps (seeded_schedule.h); the others return.
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
     if (w != 0) return;
     for (int v = 0; v < plan_.threads; ++v) {
-      workers_[v].BeginEpoch(plan_.config.seed, epoch, v, SeededStart(plan_, v, epoch, start), &halt_);
+      workers_[v].BeginEpoch(plan_.config.seed, epoch, v, SeededStart(plan_, v, epoch, start),
+                             &halt_);
     }
     if (halt_.load(std::memory_order_relaxed)) return;  // rows laid out only in part
     const float eta = plan_.EpochLr(epoch);
@@ -58,7 +67,9 @@ class SeededHogwildMode {
   }
 
   std::uint64_t Position(int w) const { return workers_.Position(w); }
-  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
+  std::uint64_t EpochLength(int w) const {
+    return ShardLength(plan_.train.rows(), w, plan_.threads);
+  }
   std::uint64_t Samples() const { return workers_.Samples(); }
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
   std::span<const std::byte> SharedMemory() const { return std::as_bytes(std::span(storage_)); }

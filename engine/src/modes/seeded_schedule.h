@@ -57,8 +57,11 @@ template <typename Update>
 class DelayQueue {
  public:
   DelayQueue(int tau, const Update& prototype)
-      : size_(static_cast<std::size_t>(tau) + 1), slots_(size_, prototype), next_(size_, kNone),
-        head_(size_, kNone), tail_(size_, kNone) {}
+      : size_(static_cast<std::size_t>(tau) + 1),
+        slots_(size_, prototype),
+        next_(size_, kNone),
+        head_(size_, kNone),
+        tail_(size_, kNone) {}
 
   // The buffer step t computes its gradient into.
   Update& Slot(std::uint64_t t) { return slots_[t % size_]; }
@@ -109,7 +112,6 @@ class DelayQueue {
 // worker uses (worker w draws from stream w + 1).
 inline Rng InterleavingRng(std::uint64_t seed, int epoch) { return EpochRng(seed, epoch, -1); }
 inline Rng DelayRng(std::uint64_t seed, int epoch) { return EpochRng(seed, epoch, -2); }
-
 
 // Worker v's first sample of `epoch`: its resumed position in the run's first epoch, else 0.
 // The coordinator passes each worker its own start; the seeded epoch runs on worker 0, which
@@ -181,7 +183,8 @@ class SeededSchedule {
     v.Count(key, tau);
     v.Require(tau == static_cast<std::uint64_t>(tau_),
               "it was written under --schedule seeded:" + std::to_string(tau) +
-                  ", this run has seeded:" + std::to_string(tau_) + " (resume with the same --schedule)");
+                  ", this run has seeded:" + std::to_string(tau_) +
+                  " (resume with the same --schedule)");
   }
 
   // The summary's line; `what` says what the mode leaves out under the schedule.
