@@ -134,6 +134,58 @@ TEST_P(EveryMode, ResumesBitForBitFromACheckpoint) {
 INSTANTIATE_TEST_SUITE_P(Modes, EveryMode, ::testing::ValuesIn(Algorithms()), AlgorithmTestName);
 
 
+// The asynchronous modes under --schedule seeded with 4 workers: hogwild and buckwild resume
+// bit for bit (an epoch ends with no update pending, and each epoch's streams derive from the
+// seed);
+// the others have no seeded schedule and refuse it, naming the flag. A checkpoint resumes only
+// under the schedule that wrote it.
+TEST(Checkpoint, SeededAsynchronousRunsResumeBitForBitOrRefuseTheSchedule) {
+  const SyntheticSplit data = TinyProblem();
+  for (const Algorithm a : {Algorithm::kHogwild, Algorithm::kBuckwild, Algorithm::kLocked,
+                            Algorithm::kAdpsgd, Algorithm::kHogwildPP}) {
+    TrainConfig config = DeterministicConfig(a);
+    config.threads = 4;
+    config.seeded_tau = 8;
+    if (a != Algorithm::kHogwild && a != Algorithm::kBuckwild) {
+      try {
+        config.Validate();
+        ADD_FAILURE() << ToString(a) << " accepted --schedule seeded";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("--schedule seeded:8"), std::string::npos) << e.what();
+      }
+      continue;
+    }
+    const TrainResult whole = Train(data.train, nullptr, config);
+    TrainConfig half = config;
+    half.epochs = config.epochs / 2;
+    const std::string path = TempPath("seeded.model");
+    SaveModel(path, ToSavedModel(Train(data.train, nullptr, half)));
+    TrainConfig rest = config;
+    rest.resume_path = path;
+    const TrainResult resumed = Train(data.train, nullptr, rest);
+    EXPECT_TRUE(SameBits(whole.params, resumed.params));
+    EXPECT_EQ(whole.state.mode.counters, resumed.state.mode.counters);
+    rest.seeded_tau = 64;
+    try {
+      Train(data.train, nullptr, rest);
+      ADD_FAILURE() << "a seeded:8 checkpoint resumed under seeded:64";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--schedule seeded:8"), std::string::npos) << e.what();
+    }
+    // A free run's checkpoint under seeded: named as such, not as a damaged file.
+    TrainConfig free = half;
+    free.seeded_tau.reset();
+    SaveModel(path, ToSavedModel(Train(data.train, nullptr, free)));
+    try {
+      Train(data.train, nullptr, rest);
+      ADD_FAILURE() << "a free checkpoint resumed under seeded:64";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("written under --schedule free"), std::string::npos) << e.what();
+    }
+    std::filesystem::remove(path);
+  }
+}
+
 // Codec memory is training state too: dcd with error feedback (its residual per worker, the
 // paper's every-step form) and choco on top-k at 3 workers resume bit for bit.
 TEST(Checkpoint, CodecMemoriesResumeBitForBit) {

@@ -146,6 +146,11 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "hogwild, hogwild++: a worker adds its changes of a hot coordinate into the shared "
                   "model after about this many of its updates to it (0: automatic, 32)")
       ->capture_default_str();
+  cmd->add_option("--schedule", o.schedule,
+                  "hogwild, buckwild: free (threads run freely) or seeded:TAU: the workers' steps interleaved "
+                  "by --seed on one thread, each update applied 0..TAU steps late (the bounded-"
+                  "delay model), bit for bit reproducible; seeded:0 is serial SGD over that order")
+      ->capture_default_str();
   cmd->add_option("--metrics", c.metrics_path, "Write JSON lines metrics to this file");
   cmd->add_flag("--quiet", o.quiet, "Print only errors");
 }
@@ -160,6 +165,7 @@ void ResolveConfig(TrainOptions& o) {
   config.mix_order = ParseMixOrder(o.mix_order);
   config.l2 = o.l2;
   if (!o.gamma.empty()) config.gamma = ParseGamma(o.gamma);
+  config.seeded_tau = ParseSchedule(o.schedule);
   config.Validate();
 }
 

@@ -24,6 +24,7 @@ struct TrainOptions {
   std::string rounding = "stochastic";
   std::string mix_order = "mix-then-step";
   std::string gamma;  // choco: a number, "theory", or empty (the default)
+  std::string schedule = "free";  // free or seeded:TAU
   std::optional<float> l2;
   bool quiet = false;
   TrainConfig config;

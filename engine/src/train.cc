@@ -166,6 +166,28 @@ void ParseCheckpointEvery(std::string_view text, TrainConfig& config) {
   }
 }
 
+std::optional<int> ParseSchedule(std::string_view text) {
+  if (text == "free") return std::nullopt;
+  constexpr std::string_view kSeeded = "seeded:";
+  int tau = -1;
+  if (text.starts_with(kSeeded)) {
+    const std::string_view number = text.substr(kSeeded.size());
+    const char* end = number.data() + number.size();
+    const auto [ptr, ec] = std::from_chars(number.data(), end, tau);
+    if (ec != std::errc() || ptr != end || number.empty()) tau = -1;
+  }
+  if (tau < 0 || tau > kMaxSeededTau) {
+    BadConfig("--schedule '" + std::string(text) +
+              "': expected free or seeded:TAU, TAU a whole number of updates in [0, " +
+              std::to_string(kMaxSeededTau) + "] (e.g. seeded:8)");
+  }
+  return tau;
+}
+
+std::string ScheduleSpec(const TrainConfig& config) {
+  return config.seeded_tau ? "seeded:" + std::to_string(*config.seeded_tau) : "free";
+}
+
 void TrainConfig::Validate() const {
   if (l2 && (!std::isfinite(*l2) || *l2 < 0)) BadConfig("--l2 must be a finite number >= 0");
   if (threads < 0) BadConfig("--threads must be >= 0 (0 means all hardware threads)");
@@ -205,6 +227,21 @@ void TrainConfig::Validate() const {
   }
   if (!init_path.empty() && !resume_path.empty()) {
     BadConfig("--init starts a new run from a model, --resume continues a saved run: give one");
+  }
+  if (seeded_tau) {
+    if (*seeded_tau < 0 || *seeded_tau > kMaxSeededTau) {
+      BadConfig("--schedule seeded:TAU needs TAU in [0, " + std::to_string(kMaxSeededTau) +
+                "], got " + std::to_string(*seeded_tau));
+    }
+    const internal::ModeInfo& mode = internal::InfoOf(algorithm);
+    if (!mode.seeded) {
+      BadConfig("--schedule " + ScheduleSpec(*this) + ": " + std::string(mode.name) +
+                (mode.round_based
+                     ? " is round-based: its runs already repeat bit for bit for a seed and a "
+                       "--threads (with a numeric --gossip-every); use --schedule free"
+                     : " has no seeded schedule (hogwild and buckwild have; docs/algorithms.md, "
+                       "\"Determinism\"); it repeats bit for bit with --threads 1"));
+    }
   }
   if (hot_sync < 0) {
     BadConfig("--hot-sync must be >= 1 updates (0: automatic), got " + std::to_string(hot_sync));

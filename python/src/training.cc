@@ -143,6 +143,11 @@ TrainConfig ParseOptions(const py::dict& options) {
          c.hot_coords = CountOrName(n, v, {{"auto", -1}, {"off", 0}});
        }},
       {"hot_sync", [&](auto& n, auto v) { c.hot_sync = Get<int>(n, v, "an integer"); }},
+      {"schedule",
+       [&](auto& n, auto v) {
+         // The CLI's spelling, "free" or "seeded:TAU", through the same parser.
+         c.seeded_tau = ParseSchedule(Get<std::string>(n, v, "'free' or 'seeded:TAU'"));
+       }},
       {"metrics", [&](auto& n, auto v) { c.metrics_path = Get<std::string>(n, v, "a path"); }},
       {"resume", [&](auto& n, auto v) { c.resume_path = Get<std::string>(n, v, "a path"); }},
       {"init", [&](auto& n, auto v) { c.init_path = Get<std::string>(n, v, "a path"); }},

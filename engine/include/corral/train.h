@@ -140,6 +140,14 @@ struct TrainConfig {
   int hot_coords = -1;
   // Own updates of a hot coordinate between a worker's syncs of it; 0: automatic (32).
   int hot_sync = 0;
+  // hogwild, buckwild: how the workers' steps interleave (--schedule). Unset (free, the default): free-
+  // running threads. TAU (seeded:TAU): the bounded-delay model of HOGWILD! run exactly, bit for
+  // bit for a seed and --threads: the workers' steps, in an order drawn from --seed, run on one
+  // thread, and the update of each step is applied 0..TAU steps later (a delay drawn from
+  // --seed), so each read misses a seeded subset of the last TAU updates; 0 is serial SGD over
+  // the same interleaved sample order. No hot head (docs/algorithms.md, "Determinism"). The
+  // other modes refuse it (kBadConfig).
+  std::optional<int> seeded_tau;
 
   // Throws corral::Error (kBadConfig) naming the first invalid field.
   void Validate() const;
@@ -159,6 +167,15 @@ double ParseGamma(std::string_view text);
 // --checkpoint-every as spelled: N epochs (N >= 1) or Ns seconds, into config.checkpoint_every
 // or config.checkpoint_every_s (empty: neither). Throws corral::Error (kBadConfig) naming the flag.
 void ParseCheckpointEvery(std::string_view text, TrainConfig& config);
+
+// TrainConfig::seeded_tau: the largest TAU; the delay queue holds TAU + 1 gradients.
+inline constexpr int kMaxSeededTau = 65536;
+
+// --schedule as spelled: free (nullopt) or seeded:TAU with TAU a whole number in
+// [0, kMaxSeededTau]. Throws corral::Error (kBadConfig) naming the flag otherwise.
+std::optional<int> ParseSchedule(std::string_view text);
+// The spelling of config.seeded_tau: "free" or "seeded:TAU" (the metrics summary's schedule).
+std::string ScheduleSpec(const TrainConfig& config);
 
 // The wall time of one gossip round by phase, in seconds (a mean over an epoch's rounds and
 // the workers). compute + encode + wait + decode + mix is the time from one round to the next.

@@ -1,3 +1,5 @@
+// Over 300 lines: one mode whose fixed-point kernels (dense and sparse rows, each split into
+// the read and the write that --schedule seeded applies apart) belong beside its grid.
 // Buckwild! (De Sa et al. 2015, "Taming the Wild"): HOGWILD! on low-precision numbers.
 //
 // The dataset's values (D) and the shared model (T) are int8 or int16 fixed point with one scale
@@ -15,6 +17,10 @@
 // coordinate stores its whole word, so it may also undo a concurrent update of a neighbour in
 // that word: a lost update of the kind HOGWILD!'s analysis allows (no read-modify-write atomics).
 // Linear models only (logistic, hinge, squared), as in the paper.
+//
+// Under --schedule seeded:TAU (seeded_schedule.h) a step splits in two: its coefficient
+// eta * loss'(margin) is computed from the model when the step is taken, and the update is
+// written (rounded with the computing worker's stream) when it is due.
 #pragma once
 
 #include <algorithm>
@@ -22,6 +28,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -29,6 +36,7 @@
 #include <corral/linear.h>
 #include <corral/step.h>
 
+#include "engine/src/modes/seeded_schedule.h"
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/shard_worker.h"
 
@@ -78,6 +86,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
       : model_(model), plan_(plan), halt_(halt), stochastic_(plan.config.rounding == Rounding::kStochastic),
         words_((model.NumParams() + kPerWord - 1) / kPerWord, 0),
         workers_(plan.threads) {
+    if (plan.config.seeded_tau) schedule_.emplace(*plan.config.seeded_tau, plan.threads, PendingStep{});
     // Data scale: the largest |x| lands on the grid's end.
     float x_max = 0;
     for (const float v : plan.train.value()) x_max = std::max(x_max, std::abs(v));
@@ -112,6 +121,10 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
+    if (schedule_) {
+      if (w == 0) SeededEpoch(epoch, start, steps);  // every worker's steps (seeded_schedule.h)
+      return;
+    }
     State& self = workers_[static_cast<std::size_t>(w)];
     self.BeginEpoch(plan_.config.seed, epoch, w, start);
     self.stream.Seed(self.rng);
@@ -145,6 +158,10 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   std::uint64_t BytesSent() const { return 0; }
   std::uint64_t BytesSentMax() const { return 0; }
 
+  void Describe(TrainResult& r) const {
+    if (schedule_) schedule_->Describe(r, plan_.threads, "each update rounded when applied");
+  }
+
   // Its training state (mode_state.h): the model on its grid (each value a small integer, exact
   // in a float), the grid's scale and the rescales so far (they seed the rescale's rounding).
   // Resumed from the float parameters alone, the model would be rounded onto a new grid.
@@ -154,6 +171,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
     v.Floats("grid", grid);
     v.Real("w_scale", w_scale_);
     v.Count("rescales", rescales_);
+    if (schedule_) schedule_->VisitState(v);
     if (!v.loading()) return;
     for (std::size_t u = 0; u < grid.size(); ++u) {
       const float g = std::isfinite(grid[u]) ? std::clamp(grid[u], -kGridMax<T>, kGridMax<T>) : 0.0f;
@@ -193,6 +211,45 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   }
 
  private:
+  // A seeded step between its computing and its applying: worker, row and coefficient.
+  struct PendingStep {
+    std::uint32_t worker = 0;
+    std::uint32_t row = 0;
+    float c = 0;
+  };
+
+  void SeededEpoch(int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
+    for (int v = 0; v < plan_.threads; ++v) {
+      State& self = workers_[v];
+      self.BeginEpoch(plan_.config.seed, epoch, v, SeededStart(plan_, v, epoch, start));
+      self.stream.Seed(self.rng);
+    }
+    const float eta = plan_.EpochLr(epoch);
+    const bool dense = plan_.train.is_dense();
+    schedule_->RunEpoch(
+        plan_.config.seed, epoch, workers_, 1, halt_, steps,
+        [&](int v, std::span<const std::uint32_t> rows, PendingStep& p) {
+          State& self = workers_[v];
+          float c = 0;
+          if (dense) {
+            LoadLocal(self);
+            c = DenseCoefficient(self, rows[0], eta);
+          } else {
+            c = SparseCoefficient(self, rows[0], eta);
+          }
+          p = {static_cast<std::uint32_t>(v), rows[0], c};
+        },
+        [&](const PendingStep& p) {
+          State& self = workers_[p.worker];
+          if (dense) {
+            LoadLocal(self);
+            DenseUpdate(self, p.row, p.c, eta);
+          } else {
+            SparseUpdate(self, p.row, p.c, eta);
+          }
+        });
+  }
+
   struct State : ShardWorker<M> {
     std::vector<D> values;   // the shard's values on the data grid (index/labels from shard)
     std::vector<T> local;    // dense kernel: this step's copy of the model
@@ -244,20 +301,35 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
 
   // Dense rows: the model moves in 64-bit words through a local copy; dot and update vectorise.
   void DenseStep(State& self, std::uint32_t r, float eta) {
-    const std::size_t d = model_.NumParams();
-    const D* x = self.values.data() + static_cast<std::size_t>(r) * d;
+    LoadLocal(self);
+    DenseUpdate(self, r, DenseCoefficient(self, r, eta), eta);
+  }
+  void LoadLocal(State& self) const {
     T* local = self.local.data();
     for (std::size_t i = 0; i < words_.size(); ++i) {
       const std::uint64_t word = LoadWord(i);
       std::memcpy(local + i * kPerWord, &word, sizeof word);
     }
+  }
+  // Row r's eta * loss'(margin), in quanta of the model per quantum of the data, from the
+  // local copy.
+  float DenseCoefficient(const State& self, std::uint32_t r, float eta) const {
+    const std::size_t d = model_.NumParams();
+    const D* x = self.values.data() + static_cast<std::size_t>(r) * d;
+    const T* local = self.local.data();
     Acc dot = 0;
     for (std::size_t j = 0; j < d; ++j) dot += static_cast<Acc>(local[j]) * static_cast<Acc>(x[j]);
     const float margin = static_cast<float>(dot) * x_scale_ * w_scale_;
     const float dm = Loss::Derivative(margin, self.shard.Label(r));
+    return eta * dm * x_scale_ / w_scale_;
+  }
+  // The local copy moved by row r's step with coefficient c, and stored.
+  void DenseUpdate(State& self, std::uint32_t r, float c, float eta) {
+    const std::size_t d = model_.NumParams();
+    const D* x = self.values.data() + static_cast<std::size_t>(r) * d;
+    T* local = self.local.data();
     // In quanta: t = (q - eta*dm*x) / (1 + eta*l2), the proximal step of step.h (d_u = n).
     const float shrink = ProximalShrink(eta, model_.L2Weight(0));
-    const float c = eta * dm * x_scale_ / w_scale_;
     alignas(64) float u[RoundingStream::kLanes];
     for (std::size_t j0 = 0; j0 < d; j0 += RoundingStream::kLanes) {
       if (stochastic_) {
@@ -281,6 +353,10 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
 
   // Sparse rows: per-coordinate relaxed loads and stores of the touched coordinates.
   void SparseStep(State& self, std::uint32_t r, float eta) {
+    SparseUpdate(self, r, SparseCoefficient(self, r, eta), eta);
+  }
+  // Row r's eta * loss'(margin), as DenseCoefficient, from the shared model.
+  float SparseCoefficient(const State& self, std::uint32_t r, float eta) const {
     const SparseRow row = self.shard.Row(r);
     const std::uint64_t begin = self.shard.row_ptr()[r];
     Acc dot = 0;
@@ -290,7 +366,12 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
       dot += static_cast<Acc>(Get(u)) * static_cast<Acc>(self.values[begin + k]);
     }
     const float margin = static_cast<float>(dot) * x_scale_ * w_scale_;
-    const float c = eta * Loss::Derivative(margin, self.shard.Label(r)) * x_scale_ / w_scale_;
+    return eta * Loss::Derivative(margin, self.shard.Label(r)) * x_scale_ / w_scale_;
+  }
+  // Row r's coordinates moved by its step with coefficient c, each rounded onto the grid.
+  void SparseUpdate(State& self, std::uint32_t r, float c, float eta) {
+    const SparseRow row = self.shard.Row(r);
+    const std::uint64_t begin = self.shard.row_ptr()[r];
     for (std::size_t k = 0; k < row.nnz(); ++k) {
       const std::uint32_t u = row.index[k];
       if (u >= model_.NumParams()) continue;
@@ -311,6 +392,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   // W/R: every worker (relaxed, see the top); the coordinator between epochs.
   std::vector<std::uint64_t> words_;
   WorkerSet<State> workers_;
+  std::optional<SeededSchedule<PendingStep>> schedule_;  // --schedule seeded: the delay queue
 };
 
 }  // namespace corral::internal

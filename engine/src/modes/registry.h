@@ -42,47 +42,52 @@ struct ModeInfo {
   LinkUse link = LinkUse::kNone;
   std::string_view compress = "none";  // the --compress it takes when none is given
   bool all_batches = false;  // one step averages every worker's --batch (the step search's batch)
+  // Its result is a function of the seed and --threads whatever the scheduling (the workers
+  // step and take their rounds together): --schedule seeded has nothing to fix.
+  bool round_based = false;
+  // Runs --schedule seeded:TAU (seeded_schedule.h); the other asynchronous modes refuse it.
+  bool seeded = false;
 };
 
 inline constexpr auto kModes = std::to_array<ModeInfo>({
     {.algorithm = Algorithm::kHogwild, .name = "hogwild",
      .help = "one shared model updated without locks (HOGWILD!); --hot-coords, --hot-sync",
-     .runner = &kHogwildFamily},
+     .runner = &kHogwildFamily, .seeded = true},
     {.algorithm = Algorithm::kBuckwild, .name = "buckwild",
      .help = "hogwild on fixed point, linear models only; --bits, --model-bits, --rounding",
-     .runner = &kBuckwildFamily},
+     .runner = &kBuckwildFamily, .seeded = true},
     {.algorithm = Algorithm::kLocked, .name = "locked",
      .help = "hogwild with one lock around each update (the baseline)", .runner = &kHogwildFamily},
     {.algorithm = Algorithm::kSync, .name = "sync",
      .help = "synchronous mini-batch SGD: all workers' --batch gradients averaged per step; "
              "--link on --topology star",
-     .runner = &kSyncFamily, .link = LinkUse::kParameterServer, .all_batches = true},
+     .runner = &kSyncFamily, .link = LinkUse::kParameterServer, .all_batches = true, .round_based = true},
     {.algorithm = Algorithm::kQsgd, .name = "qsgd",
      .help = "sync with QSGD-compressed gradients; --compress qsgd:B[:K], --link",
      .runner = &kSyncFamily, .link = LinkUse::kParameterServer, .compress = "qsgd:8",
-     .all_batches = true},
+     .all_batches = true, .round_based = true},
     {.algorithm = Algorithm::kDpsgd, .name = "dpsgd",
      .help = "D-PSGD: replicas mixing over --topology every --gossip-every steps; --mix-order, "
              "--link",
-     .runner = &kDpsgdFamily, .topology = true, .link = LinkUse::kRounds},
+     .runner = &kDpsgdFamily, .topology = true, .link = LinkUse::kRounds, .round_based = true},
     {.algorithm = Algorithm::kLocal, .name = "local",
      .help = "local SGD: exact averages (the complete graph) every --gossip-every steps; --link",
-     .runner = &kDpsgdFamily, .link = LinkUse::kRounds},
+     .runner = &kDpsgdFamily, .link = LinkUse::kRounds, .round_based = true},
     {.algorithm = Algorithm::kDcd, .name = "dcd",
      .help = "DCD-PSGD: compressed model changes over --topology every --gossip-every steps; "
              "--compress (unbiased), --link, --strict",
      .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
-     .compress = "qsgd:8"},
+     .compress = "qsgd:8", .round_based = true},
     {.algorithm = Algorithm::kEcd, .name = "ecd",
      .help = "ECD-PSGD: compressed extrapolations over --topology every step; --compress "
              "(unbiased), --link, --strict",
      .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
-     .compress = "qsgd:8"},
+     .compress = "qsgd:8", .round_based = true},
     {.algorithm = Algorithm::kChoco, .name = "choco",
      .help = "CHOCO-SGD: compressed differences over --topology every --gossip-every steps; "
              "--compress (any), --gamma, --link",
      .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
-     .compress = "qsgd:8"},
+     .compress = "qsgd:8", .round_based = true},
     {.algorithm = Algorithm::kAdpsgd, .name = "adpsgd",
      .help = "AD-PSGD: asynchronous pairwise averages with a random --topology neighbour every "
              "--gossip-every steps; --compress, --gamma",

@@ -90,6 +90,7 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
       {"peak_rss_mb", r.peak_rss_mb},
       {"stop_reason", ToString(r.stop_reason)},
       {"numa_nodes_used", r.placement.numa_nodes_used},
+      {"schedule", ScheduleSpec(config)},
   };
   if (r.epochs_to_target) j["epochs_to_target"] = *r.epochs_to_target;
   if (r.train_s_to_target) j["time_to_target_s"] = *r.train_s_to_target;

@@ -86,6 +86,10 @@ class StateVisitor {
     for (std::size_t k = 0; k < state.size(); ++k) Word(name + "." + std::to_string(k), state[k]);
   }
 
+  // Loading: whether the checkpoint holds the counter `name` (to name what a file from another
+  // setting lacks before Count would call it damaged). Saving: false.
+  bool HasCounter(const std::string& name) const { return loading() && in_->counters.contains(name); }
+
   // Loading: refuses the checkpoint (kBadInput, naming the file) when a value the mode read
   // is not one it can hold, `what` saying which and why.
   void Require(bool ok, const std::string& what) const {
