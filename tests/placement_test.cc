@@ -127,6 +127,17 @@ TEST(PlacementOnThisMachine, IsNotSimulated) {
   EXPECT_GE(p.machine.hardware_threads, 1);
 }
 
+// This machine's topology is loaded once per process and shared (its load costs a small run
+// tens of milliseconds); a description is each Hardware's own.
+TEST(PlacementOnThisMachine, TheTopologyIsLoadedOnce) {
+  const internal::Hardware first(""), second("");
+  EXPECT_EQ(first.topology(), second.topology());
+  const internal::Hardware described("synthetic:core:2");
+  EXPECT_NE(described.topology(), first.topology());
+  EXPECT_TRUE(described.simulated());
+  EXPECT_FALSE(first.simulated());
+}
+
 TEST(HardwareSpec, SyntheticLevelsAreCheckedAndCompleted) {
   EXPECT_EQ(internal::CheckedSyntheticLevels("core:64"), "core:64 pu:1");
   EXPECT_EQ(internal::CheckedSyntheticLevels("\"pack:2 numa:4 l3:2 core:8 pu:2\""),

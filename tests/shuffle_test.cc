@@ -15,6 +15,7 @@
 
 #include "engine/src/modes/hogwild_steps.h"
 #include "engine/src/runtime/epoch_layout.h"
+#include "engine/src/runtime/huge_pages.h"
 #include "engine/src/runtime/shard_worker.h"
 #include "test_data.h"
 
@@ -133,6 +134,31 @@ TEST(Shuffle, TheCopyStopsOnHalt) {
     ASSERT_EQ(values(layout.view(), k), values(data, reverse[k])) << k;
     ASSERT_EQ(layout.view().Label(k), data.Label(reverse[k])) << k;
   }
+}
+
+// The epoch copy and the split rows live in HugeVectors (huge_pages.h): a large one starts on a
+// huge-page boundary (else Linux's advice covers none of it), keeps its contents through a copy
+// and a growth, and a small one is an ordinary allocation.
+TEST(HugeVector, LargeArraysStartOnAHugePageAndBehaveAsVectors) {
+  const std::size_t large = kMinHugeBytes / sizeof(float) + 12345;
+  HugeVector<float> a(large);
+  std::iota(a.begin(), a.end(), 0.0f);
+#ifdef MADV_HUGEPAGE
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.data()) % kHugePageBytes, 0u);
+#endif
+  HugeVector<float> b;
+  b = a;
+  a.push_back(-1.0f);  // grows into a new mapping
+  ASSERT_EQ(b.size(), large);
+  ASSERT_EQ(a.size(), large + 1);
+  for (std::size_t i = 0; i < large; i += 997) {
+    ASSERT_EQ(a[i], static_cast<float>(i)) << i;
+    ASSERT_EQ(b[i], static_cast<float>(i)) << i;
+  }
+  EXPECT_EQ(a.back(), -1.0f);
+  HugeVector<std::uint64_t> small(100, 7);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small.data()) % alignof(std::uint64_t), 0u);
+  EXPECT_EQ(small[99], 7u);
 }
 
 TEST(Shuffle, OffVisitsStorageOrder) {

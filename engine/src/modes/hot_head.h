@@ -33,6 +33,7 @@
 #include <corral/params.h>
 
 #include "engine/src/runtime/epoch_layout.h"
+#include "engine/src/runtime/huge_pages.h"
 
 namespace corral::internal {
 
@@ -127,20 +128,25 @@ inline HotHead ChooseHotHead(const Dataset& train, std::size_t num_params, int h
 // A worker's rows with each row's hot entries first, renumbered to slots, then its cold ones,
 // and their labels: all the fused loop reads, so the worker's shard can be released.
 // Thread safety: owner-only.
+// In huge pages (huge_pages.h): built once per run, and its first touch is most of the setup
+// of a small run.
 struct SplitRows {
-  std::vector<std::uint64_t> begin;   // rows + 1 offsets into index/value
-  std::vector<std::uint32_t> hot;     // per row: number of hot entries
-  std::vector<std::uint32_t> index;   // slot (hot entries) or coordinate (cold entries)
-  std::vector<float> value;
-  std::vector<float> label;
+  HugeVector<std::uint64_t> begin;   // rows + 1 offsets into index/value
+  HugeVector<std::uint32_t> hot;     // per row: number of hot entries
+  HugeVector<std::uint32_t> index;   // slot (hot entries) or coordinate (cold entries)
+  HugeVector<float> value;
+  HugeVector<float> label;
 
   void Build(const Dataset& shard, const HotHead& head) {
-    begin.assign(1, 0);
+    begin.clear();
     hot.clear();
     index.clear();
     value.clear();
+    begin.reserve(shard.rows() + 1);
+    hot.reserve(shard.rows());
     index.reserve(shard.nnz());
     value.reserve(shard.nnz());
+    begin.push_back(0);
     label.assign(shard.labels().begin(), shard.labels().end());
     const std::size_t slots = head.slot.size();
     for (std::size_t r = 0; r < shard.rows(); ++r) {
@@ -252,14 +258,7 @@ struct HotWorker {
   void Build(const Dataset& shard, const HotHead& hot_head, bool only_writer, bool relayout) {
     head = &hot_head;
     rows.Build(shard, hot_head);
-    if (relayout) {
-      ReserveHugePages(stored.begin, rows.begin.size());
-      ReserveHugePages(stored.hot, rows.hot.size());
-      ReserveHugePages(stored.index, rows.index.size());
-      ReserveHugePages(stored.value, rows.value.size());
-      ReserveHugePages(stored.label, rows.label.size());
-      stored = rows;
-    }
+    if (relayout) stored = rows;
     exclusive = only_writer;
   }
   bool relayout() const { return !stored.label.empty(); }

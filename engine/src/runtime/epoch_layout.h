@@ -7,10 +7,9 @@
 // them) and whose writes stream; the steps then read the copy as a stream. The visiting order
 // and the random draws are those of --shuffle index, so every sample sequence, and every
 // result, is the same bit for bit. The price is memory: one copy of the worker's shard,
-// allocated once before training (never per epoch) and first touched by the worker.
+// allocated once before training (never per epoch), in huge pages (huge_pages.h) and first
+// touched by the worker.
 #pragma once
-
-#include <sys/mman.h>
 
 #include <atomic>
 #include <cstdint>
@@ -25,24 +24,9 @@
 #include <corral/kinds.h>
 #include <corral/limits.h>
 
-namespace corral::internal {
+#include "engine/src/runtime/huge_pages.h"
 
-// Makes room for `n` elements in the empty vector `v` and advises the kernel to back the room
-// with transparent huge pages, before anything touches it (Linux's THP "madvise" mode only
-// gives them to advised ranges, and only at the first touch). Huge pages matter to the
-// gather: its reads are random over the whole shard, and with 4 KiB pages nearly each is a
-// TLB miss too. Advice only: where refused (or not Linux) the pages are small, nothing else.
-template <typename T>
-void ReserveHugePages(std::vector<T>& v, std::size_t n) {
-  v.reserve(n);
-#ifdef MADV_HUGEPAGE
-  constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
-  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
-  const std::uintptr_t first = (begin + kHugePage - 1) & ~(kHugePage - 1);
-  const std::uintptr_t last = (begin + n * sizeof(T)) & ~(kHugePage - 1);
-  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-#endif
-}
+namespace corral::internal {
 
 // Rows gathered in order: a row's offsets are prefetched 2 x kGatherAhead rows ahead of its
 // copy and its entries (first and last line) kGatherAhead rows ahead, once its offsets are in
@@ -123,11 +107,12 @@ inline double DataBytes(const Dataset& data) {
 // Thread safety: owner-only (built and permuted by its worker, on the worker's thread).
 class EpochLayout {
  public:
-  // Takes the worker's shard as the stored rows and allocates the permuted copy (filled in
-  // storage order until the first Permute), both in huge pages. On the worker's thread (first
-  // touch). While it runs, the shard exists three times.
+  // Takes the worker's shard as the stored rows (read in place: a view of the training set
+  // on one NUMA node, the worker's own copy on several, RunPlan::copy_shards) and allocates
+  // the permuted copy, filled in storage order until the first Permute. On the worker's
+  // thread (first touch).
   void Build(const Dataset& shard) {
-    stored_ = Own(shard, stored_arrays_);
+    stored_ = shard;
     view_ = Own(shard, copy_);
   }
 
@@ -166,25 +151,21 @@ class EpochLayout {
 
  private:
   struct Arrays {
-    std::vector<std::uint64_t> row_ptr;
-    std::vector<std::uint32_t> index;
-    std::vector<float> value;
-    std::vector<float> label;
+    HugeVector<std::uint64_t> row_ptr;
+    HugeVector<std::uint32_t> index;
+    HugeVector<float> value;
+    HugeVector<float> label;
   };
   // A copy of `rows` in fresh `arrays` (huge pages where the kernel agrees), as a Dataset.
   static Dataset Own(const Dataset& rows, std::shared_ptr<Arrays>& arrays) {
     arrays = std::make_shared<Arrays>();
     Arrays& a = *arrays;
-    ReserveHugePages(a.value, rows.value().size());
     a.value.assign(rows.value().begin(), rows.value().end());
-    ReserveHugePages(a.label, rows.labels().size());
     a.label.assign(rows.labels().begin(), rows.labels().end());
     if (rows.is_dense()) {
       return Dataset::WrapDense(a.value, a.label, rows.num_features(), arrays, rows.name());
     }
-    ReserveHugePages(a.row_ptr, rows.row_ptr().size());
     a.row_ptr.assign(rows.row_ptr().begin(), rows.row_ptr().end());
-    ReserveHugePages(a.index, rows.index().size());
     a.index.assign(rows.index().begin(), rows.index().end());
     const CsrView csr{.row_ptr = a.row_ptr,
                       .index = a.index,
@@ -194,8 +175,7 @@ class EpochLayout {
     return Dataset::WrapSparse(csr, arrays, rows.name()).WithRatings(rows.ratings_shared());
   }
 
-  Dataset stored_;                        // the worker's rows in storage order
-  std::shared_ptr<Arrays> stored_arrays_;  // stored_'s arrays (stored_ keeps them alive too)
+  Dataset stored_;                // the worker's rows in storage order
   std::shared_ptr<Arrays> copy_;          // the epoch's copy (view_ keeps it alive too)
   Dataset view_;
 };

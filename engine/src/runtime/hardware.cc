@@ -45,6 +45,26 @@ std::string_view Unquoted(std::string_view s) {
   return s;
 }
 
+// This machine's topology, loaded by the first call and kept for the rest of the process (null
+// when hwloc cannot read it). Loading costs 5-40 ms here (hwloc opens its plugins, reads
+// /sys): paid once, not by every run, which matters to an embedder or Python session that
+// trains many small models. Never destroyed: a run's workers may still be binding when a
+// static destructor would run. It is the machine as the process saw it at the first call (a
+// later change of the process's CPU affinity is not seen). Thread-safe: a function-local
+// static, and afterwards only read (hwloc's queries and binding calls do not modify it).
+hwloc_topology* ThisMachine() {
+  static hwloc_topology* const machine = [] {
+    hwloc_topology* topology = nullptr;
+    if (hwloc_topology_init(&topology) != 0) return static_cast<hwloc_topology*>(nullptr);
+    if (hwloc_topology_load(topology) != 0) {
+      hwloc_topology_destroy(topology);
+      return static_cast<hwloc_topology*>(nullptr);
+    }
+    return topology;
+  }();
+  return machine;
+}
+
 }  // namespace
 
 std::string CheckedSyntheticLevels(std::string_view levels) {
@@ -101,15 +121,18 @@ Hardware::Hardware(std::string_view spec) {
   } else if (!spec.empty()) {
     Fail(spec, "unknown kind of hardware description; " + std::string(kExpected));
   }
+  if (spec.empty()) {
+    topology_ = ThisMachine();
+    return;  // null: this machine unreadable, the run is unplaced (Placement reports it)
+  }
   if (hwloc_topology_init(&topology_) != 0) {
     topology_ = nullptr;
-    if (!spec.empty()) Fail(spec, "hwloc could not start (hwloc_topology_init failed)");
-    return;
+    Fail(spec, "hwloc could not start (hwloc_topology_init failed)");
   }
   int rc = 0;
   if (!synthetic.empty()) {
     rc = hwloc_topology_set_synthetic(topology_, synthetic.c_str());
-  } else if (!xml.empty()) {
+  } else {
     rc = hwloc_topology_set_xml(topology_, xml.c_str());
   }
   if (rc == 0) rc = hwloc_topology_load(topology_);
@@ -120,15 +143,15 @@ Hardware::Hardware(std::string_view spec) {
       Fail(spec, "hwloc refused \"" + synthetic + "\" (each level must divide the one above it " +
                      "into parts, from the largest to the smallest)");
     }
-    if (!xml.empty()) Fail(spec, xml + " is not a topology XML hwloc can read (write one with `lstopo FILE.xml`)");
-    return;  // this machine unreadable: no topology, the run is unplaced (Placement reports it)
+    Fail(spec, xml + " is not a topology XML hwloc can read (write one with `lstopo FILE.xml`)");
   }
-  simulated_ = !spec.empty();
-  if (simulated_) name_ = spec;
+  owned_ = true;
+  simulated_ = true;
+  name_ = spec;
 }
 
 Hardware::~Hardware() {
-  if (topology_ != nullptr) hwloc_topology_destroy(topology_);
+  if (owned_) hwloc_topology_destroy(topology_);
 }
 
 }  // namespace corral::internal

@@ -2,6 +2,9 @@
 // description of another (--hardware synthetic:SPEC or xml:FILE, corral/placement.h) so that
 // users and tests can see what Corral would do on a server they do not have.
 //
+// This machine's topology is loaded once per process and shared by every Hardware("") (see
+// ThisMachine in hardware.cc); a description is loaded by each Hardware that names it.
+//
 // Thread safety: construct and destroy on one thread; the const queries (and hwloc's read-only
 // calls on topology()) may then run on any threads at once.
 #pragma once
@@ -32,6 +35,7 @@ class Hardware {
 
  private:
   hwloc_topology* topology_ = nullptr;
+  bool owned_ = false;  // a description's topology, destroyed with this; else this machine's
   bool simulated_ = false;
   std::string name_ = "this machine";
 };
