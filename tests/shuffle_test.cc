@@ -225,13 +225,134 @@ TEST(Shuffle, ModesThatReadThroughAnIndexSaySo) {
 }
 
 TEST(Shuffle, FallsBackToIndexWhenTheCopyDoesNotFit) {
-  std::string note;
-  EXPECT_EQ(ResolveShuffle(Shuffle::kEpoch, 100, 300, note), Shuffle::kEpoch);
-  EXPECT_TRUE(note.empty());
-  EXPECT_EQ(ResolveShuffle(Shuffle::kEpoch, 101, 300, note), Shuffle::kIndex);
-  EXPECT_NE(note.find("index: --shuffle epoch needs"), std::string::npos) << note;
-  EXPECT_EQ(ResolveShuffle(Shuffle::kOff, 1e12, 1, note), Shuffle::kOff);
-  EXPECT_EQ(ResolveShuffle(Shuffle::kIndex, 1e12, 1, note), Shuffle::kIndex);
+  // No budget: the loaded set, its shards and the copy (three copies) within the machine's memory.
+  DataCopies c = ResolveDataCopies(Shuffle::kEpoch, true, false, 100, 0, 300);
+  EXPECT_EQ(c.shuffle, Shuffle::kEpoch);
+  EXPECT_TRUE(c.shuffle_note.empty());
+  c = ResolveDataCopies(Shuffle::kEpoch, true, true, 101, 0, 300);
+  EXPECT_EQ(c.shuffle, Shuffle::kIndex);
+  EXPECT_TRUE(c.copy_shards);  // copied as asked: only a budget drops them
+  EXPECT_NE(c.shuffle_note.find("index: --shuffle epoch needs"), std::string::npos) << c.shuffle_note;
+  EXPECT_EQ(ResolveDataCopies(Shuffle::kOff, true, false, 1e12, 0, 1).shuffle, Shuffle::kOff);
+  EXPECT_EQ(ResolveDataCopies(Shuffle::kIndex, true, false, 1e12, 0, 1).shuffle, Shuffle::kIndex);
+}
+
+// --memory-budget: the epoch's copy first, then the shard copies, then (bytes_left) the hot
+// head's split rows; what does not fit is read in place and said.
+TEST(MemoryBudget, KeepsTheEpochCopyFirstThenTheShards) {
+  const double data = 100;
+  DataCopies c = ResolveDataCopies(Shuffle::kEpoch, true, true, data, 250, 1);
+  EXPECT_EQ(c.shuffle, Shuffle::kEpoch);
+  EXPECT_TRUE(c.copy_shards);
+  EXPECT_EQ(c.bytes_left, 50);
+  EXPECT_TRUE(c.shuffle_note.empty() && c.shards_note.empty());
+
+  c = ResolveDataCopies(Shuffle::kEpoch, true, true, data, 150, 1);
+  EXPECT_EQ(c.shuffle, Shuffle::kEpoch);
+  EXPECT_FALSE(c.copy_shards);
+  EXPECT_EQ(c.bytes_left, 50);
+  EXPECT_TRUE(c.shuffle_note.empty());
+  EXPECT_NE(c.shards_note.find("beside the epoch's copy within --memory-budget"), std::string::npos)
+      << c.shards_note;
+
+  c = ResolveDataCopies(Shuffle::kEpoch, true, true, data, 99, 1);
+  EXPECT_EQ(c.shuffle, Shuffle::kIndex);
+  EXPECT_FALSE(c.copy_shards);
+  EXPECT_EQ(c.bytes_left, 99);
+  EXPECT_NE(c.shuffle_note.find("index: --shuffle epoch's copy of the data (100 bytes) does not fit "
+                                "within --memory-budget 99 bytes"),
+            std::string::npos)
+      << c.shuffle_note;
+  EXPECT_FALSE(c.shards_note.empty());
+
+  // Epoch does not fit but the shard copies do: index over local copies.
+  c = ResolveDataCopies(Shuffle::kEpoch, true, true, data, 199, 1);
+  EXPECT_EQ(c.shuffle, Shuffle::kEpoch);
+  EXPECT_FALSE(c.copy_shards);
+  c = ResolveDataCopies(Shuffle::kIndex, true, true, data, 120, 1);
+  EXPECT_EQ(c.shuffle, Shuffle::kIndex);
+  EXPECT_TRUE(c.copy_shards);
+  EXPECT_EQ(c.bytes_left, 20);
+  // A mode that never re-lays out makes no epoch copy, whatever --shuffle says.
+  c = ResolveDataCopies(Shuffle::kEpoch, false, true, data, 150, 1);
+  EXPECT_EQ(c.shuffle, Shuffle::kEpoch);
+  EXPECT_TRUE(c.copy_shards);
+  EXPECT_EQ(c.bytes_left, 50);
+}
+
+TEST(MemoryBudget, ParsesSizesAndNamesTheFlagOtherwise) {
+  EXPECT_EQ(ParseMemoryBudget("4096"), 4096u);
+  EXPECT_EQ(ParseMemoryBudget("1K"), 1024u);
+  EXPECT_EQ(ParseMemoryBudget("512M"), 512ull << 20);
+  EXPECT_EQ(ParseMemoryBudget("1.5G"), 3ull << 29);
+  EXPECT_EQ(ParseMemoryBudget("4GiB"), 4ull << 30);
+  EXPECT_EQ(ParseMemoryBudget("2TB"), 2ull << 40);
+  for (const char* bad : {"", "0", "0.5", "-1", "-1G", "1X", "G", "GiB", "1e400", "nan", "inf", "4 G",
+                          "1GG", "8388608T", " 1G"}) {
+    try {
+      ParseMemoryBudget(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kBadConfig);
+      EXPECT_EQ(std::string(e.what()),
+                "--memory-budget '" + std::string(bad) +
+                    "': expected a size above 0, in bytes or with K, M, G or T (powers of 1024), e.g. "
+                    "512M or 4G");
+    }
+  }
+}
+
+std::string SummaryLine(const TrainResult& r, const std::string& label) {
+  for (const auto& [l, text] : r.summary) {
+    if (l == label) return text;
+  }
+  return "";
+}
+
+// A budget below one copy: the run reads its rows in place (index order, no hot head) and is
+// the same run, bit for bit, as one asked for that way; a budget that holds the copies changes
+// nothing.
+TEST(MemoryBudget, ARunThatDoesNotFitIsTheInPlaceRunBitForBit) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainConfig base{.threads = 1, .epochs = 2, .lr = 0.2f, .pin = Pin::kNone};
+  TrainConfig tight = base;
+  tight.memory_budget = 1000;
+  const TrainResult small = Train(data.train, nullptr, tight);
+  EXPECT_EQ(small.shuffle, Shuffle::kIndex);
+  EXPECT_EQ(small.hot_coords, 0);
+  EXPECT_NE(SummaryLine(small, "shuffle").find("within --memory-budget 1.0 KB"), std::string::npos)
+      << SummaryLine(small, "shuffle");
+  EXPECT_NE(SummaryLine(small, "hot coords").find("off: its split rows"), std::string::npos)
+      << SummaryLine(small, "hot coords");
+
+  TrainConfig in_place = base;
+  in_place.shuffle = Shuffle::kIndex;
+  in_place.hot_coords = 0;
+  EXPECT_EQ(Train(data.train, nullptr, in_place).params, small.params);
+
+  TrainConfig roomy = base;
+  roomy.memory_budget = 1ull << 30;
+  const TrainResult large = Train(data.train, nullptr, roomy);
+  const TrainResult unbounded = Train(data.train, nullptr, base);
+  EXPECT_EQ(large.shuffle, Shuffle::kEpoch);
+  EXPECT_GT(large.hot_coords, 0);
+  EXPECT_EQ(large.params, unbounded.params);
+}
+
+// Workers on two (described) NUMA nodes copy their shards; a budget that holds the epoch's
+// copy but not the shards' keeps them views and says so.
+TEST(MemoryBudget, ShardCopiesGoBeforeTheEpochCopy) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const double bytes = DataBytes(data.train);
+  TrainConfig c{.threads = 2, .epochs = 1, .lr = 0.2f, .hardware = "synthetic:numa:2 core:1 pu:1",
+                .hot_coords = 0};
+  c.memory_budget = static_cast<std::uint64_t>(1.5 * bytes);
+  const TrainResult r = Train(data.train, nullptr, c);
+  EXPECT_EQ(r.shuffle, Shuffle::kEpoch);
+  EXPECT_NE(SummaryLine(r, "shards").find("beside the epoch's copy within --memory-budget"), std::string::npos)
+      << SummaryLine(r, "shards");
+  c.memory_budget = static_cast<std::uint64_t>(2 * bytes);
+  EXPECT_EQ(SummaryLine(Train(data.train, nullptr, c), "shards"), "");
 }
 
 TEST(Shuffle, ParsesItsValuesAndNamesTheFlagOtherwise) {

@@ -78,6 +78,12 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "Plan placement and groups for another machine, not bound: synthetic:\"pack:2 "
                   "numa:4 l3:2 core:8 pu:2\" (hwloc's synthetic topology) or xml:FILE (from "
                   "`lstopo FILE.xml`); see `corral topology --hardware`");
+  cmd->add_option("--memory-budget", o.memory_budget,
+                  "Bytes the copies of the data training makes may take, e.g. 512M or 4G (K, M, G, T: "
+                  "powers of 1024): --shuffle epoch's copy, then per-node shard copies; what does not "
+                  "fit is read in place (index shuffling), and the summary says so. A binary cache "
+                  "(corral data convert) is read through a file mapping and not counted (default: the "
+                  "machine's memory)");
   cmd->add_option("--shuffle", o.shuffle,
                   "Visiting order: epoch (shuffled each epoch, rows copied into that order and "
                   "streamed; index when memory is short), index (the same order, rows read in "
@@ -166,6 +172,7 @@ void ResolveConfig(TrainOptions& o) {
   config.l2 = o.l2;
   if (!o.gamma.empty()) config.gamma = ParseGamma(o.gamma);
   config.seeded_tau = ParseSchedule(o.schedule);
+  if (!o.memory_budget.empty()) config.memory_budget = ParseMemoryBudget(o.memory_budget);
   config.Validate();
 }
 

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -164,6 +165,42 @@ void ParseCheckpointEvery(std::string_view text, TrainConfig& config) {
   } else {
     config.checkpoint_every = static_cast<int>(value);
   }
+}
+
+std::uint64_t ParseMemoryBudget(std::string_view text) {
+  const auto bad = [&] {
+    return Error(ErrorCode::kBadConfig, "--memory-budget '" + std::string(text) +
+                                            "': expected a size above 0, in bytes or with K, M, G or T "
+                                            "(powers of 1024), e.g. 512M or 4G");
+  };
+  std::string_view number = text;
+  for (const std::string_view unit : {"iB", "B"}) {
+    if (number.size() > unit.size() && number.ends_with(unit) &&
+        std::string_view("KMGT").find(number[number.size() - unit.size() - 1]) != std::string_view::npos) {
+      number.remove_suffix(unit.size());
+      break;
+    }
+  }
+  double scale = 1;
+  if (const auto unit = std::string_view("KMGT").find(number.empty() ? ' ' : number.back());
+      unit != std::string_view::npos) {
+    scale = std::ldexp(1.0, 10 * static_cast<int>(unit + 1));
+    number.remove_suffix(1);
+  }
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(std::string(number), &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const double bytes = value * scale;
+  // Below 2^62: every sum of budgets and byte counts stays exact in 64 bits.
+  if (number.empty() || used != number.size() || !std::isfinite(bytes) || bytes < 1 ||
+      bytes >= std::ldexp(1.0, 62) || !std::isdigit(static_cast<unsigned char>(number.front()))) {
+    throw bad();
+  }
+  return static_cast<std::uint64_t>(bytes);
 }
 
 std::optional<int> ParseSchedule(std::string_view text) {

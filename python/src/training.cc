@@ -155,6 +155,13 @@ TrainConfig ParseOptions(const py::dict& options) {
       // The file --checkpoint-every writes (the CLI's --save path; Python saves through
       // TrainResult.save at the end).
       {"checkpoint", [&](auto& n, auto v) { c.checkpoint_path = Get<std::string>(n, v, "a path"); }},
+      {"memory_budget",
+       [&](auto& n, auto v) {
+         // The CLI's spelling (512M, 4G) or a number of bytes, through the same parser.
+         c.memory_budget = ParseMemoryBudget(
+             py::isinstance<py::str>(v) ? py::cast<std::string>(v)
+                                        : std::to_string(Get<std::int64_t>(n, v, "bytes or a size such as '4G'")));
+       }},
       {"checkpoint_every",
        [&](auto& n, auto v) {
          // The CLI's spelling: N epochs or "Ns" seconds, through the same parser.

@@ -148,6 +148,12 @@ struct TrainConfig {
   // the same interleaved sample order. No hot head (docs/algorithms.md, "Determinism"). The
   // other modes refuse it (kBadConfig).
   std::optional<int> seeded_tau;
+  // Bytes the copies of the training set that training makes may take (0: no budget beyond the
+  // machine's memory): --shuffle epoch's re-laid-out rows and, when the workers span NUMA nodes,
+  // each worker's shard copy. What does not fit is read where it lies (index shuffling, shards as
+  // views), and the summary says so. The loaded set itself is not counted: a binary cache is a
+  // file mapping the kernel pages in and out, text is parsed before training starts.
+  std::uint64_t memory_budget = 0;
 
   // Throws corral::Error (kBadConfig) naming the first invalid field.
   void Validate() const;
@@ -167,6 +173,11 @@ double ParseGamma(std::string_view text);
 // --checkpoint-every as spelled: N epochs (N >= 1) or Ns seconds, into config.checkpoint_every
 // or config.checkpoint_every_s (empty: neither). Throws corral::Error (kBadConfig) naming the flag.
 void ParseCheckpointEvery(std::string_view text, TrainConfig& config);
+
+// --memory-budget as spelled: a whole number of bytes, or a number with a binary suffix K, M, G
+// or T (powers of 1024, optionally followed by B or iB: 512M, 1.5G, 4GiB), above 0. Throws
+// corral::Error (kBadConfig) naming the flag otherwise.
+std::uint64_t ParseMemoryBudget(std::string_view text);
 
 // TrainConfig::seeded_tau: the largest TAU; the delay queue holds TAU + 1 gradients.
 inline constexpr int kMaxSeededTau = 65536;

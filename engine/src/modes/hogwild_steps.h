@@ -134,13 +134,22 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
 }
 
 // The hot head of hogwild and hogwild++: for a linear model at batch 1 (the fused loop), the
-// coordinates each worker keeps a private copy of; empty otherwise.
+// coordinates each worker keeps a private copy of; empty otherwise, or when its split rows (a
+// copy of the data) do not fit in what --memory-budget leaves (RunPlan::copy_bytes_left).
 template <typename M>
 HotHead PlanHotHead(const M& model, const RunPlan& plan) {
   if constexpr (kIsLinear<M>) {
     if (plan.config.batch == 1) {
-      return ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords,
-                           HotUpdatesPerSync(plan.config.hot_sync));
+      HotHead head = ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords,
+                                   HotUpdatesPerSync(plan.config.hot_sync));
+      if (!head.empty() && DataBytes(plan.train) > plan.copy_bytes_left) {
+        HotHead none;
+        none.off = "off: its split rows, a copy of the data (" + FormatBytes(DataBytes(plan.train)) +
+                   "), do not fit within --memory-budget " +
+                   FormatBytes(static_cast<double>(plan.config.memory_budget)) + " beside the other copies";
+        return none;
+      }
+      return head;
     }
   }
   return {};
@@ -168,6 +177,7 @@ void BuildHotWorker(State& self, const M& model, const RunPlan& plan, int w, con
 inline void ReportHotHead(const HotHead& head, TrainResult& result) {
   result.hot_coords = static_cast<int>(head.coordinate.size());
   result.hot_sync = static_cast<int>(head.updates);
+  if (!head.off.empty()) AddSummaryLine(result, "hot coords", head.off);
 }
 
 // The hot head's settings and summary line (hogwild, hogwild++), from what Report set.

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <numeric>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <corral/dataset.h>
@@ -57,6 +58,7 @@ struct HotHead {
   std::vector<std::int32_t> slot;         // coordinate -> slot, or -1 when cold
   std::vector<std::uint32_t> tier_end;    // tier k's slots: [0, tier_end[k]), k <= kMaxTier
   std::size_t updates = 0;                // own updates of a coordinate between its syncs
+  std::string off;  // why there is none though the run asked for one (--memory-budget), or empty
 
   bool empty() const { return coordinate.empty(); }
   // The slots to sync at a worker's `count`-th sync (count >= 1).

@@ -142,6 +142,10 @@ struct RunPlan {
   RunSpecs specs;                    // compressor, links
   Shuffle shuffle = Shuffle::kIndex;  // --shuffle, index where epoch's copy does not fit
   std::string shuffle_note;           // why epoch fell back to index (empty: it did not)
+  std::string shards_note;            // why shards are views though copies were asked for
+  // What --memory-budget leaves for other copies of the data (the hot head's split rows) after
+  // the epoch's and the shards' (infinite without a budget).
+  double copy_bytes_left = std::numeric_limits<double>::infinity();
   ModelInfo info;                     // what the parameters mean (checkpoints written while training)
   ModeState mode_state;               // resumed: the mode's saved state (empty: none saved)
   float EpochLr(int epoch) const {
@@ -239,8 +243,6 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
     }
   }
   plan.start.resize(static_cast<std::size_t>(threads), 0);
-  plan.shuffle = ResolveShuffle(config.shuffle, DataBytes(train),
-                                static_cast<double>(MemoryLimitBytes()), plan.shuffle_note);
   return plan;
 }
 
@@ -275,6 +277,10 @@ void DescribeShuffle(const Mode& mode, const RunPlan& plan, TrainResult& r) {
                                      FormatBytes(static_cast<double>(r.shuffle_copy_bytes)) + " in all)");
   } else {
     AddSummaryLine(r, "shuffle", std::string(ToString(r.shuffle)));
+  }
+  if (!plan.shards_note.empty()) AddSummaryLine(r, "shards", plan.shards_note);
+  if (plan.config.memory_budget != 0) {
+    AddSetting(r, "memory_budget", static_cast<std::int64_t>(plan.config.memory_budget));
   }
 }
 
@@ -332,7 +338,14 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   // Before the mode: hogwild++'s groups and hierarchical topologies follow its cache domains.
   Placement placement(config.hardware, config.pin, threads);
   plan.worker_domain = placement.report().worker_domain;
-  plan.copy_shards = placement.report().numa_nodes_used > 1;
+  DataCopies copies = ResolveDataCopies(
+      config.shuffle, requires(const Mode& m) { m.Shuffling(); }, placement.report().numa_nodes_used > 1,
+      DataBytes(train), config.memory_budget, static_cast<double>(MemoryLimitBytes()));
+  plan.shuffle = copies.shuffle;
+  plan.copy_shards = copies.copy_shards;
+  plan.shuffle_note = std::move(copies.shuffle_note);
+  plan.shards_note = std::move(copies.shards_note);
+  plan.copy_bytes_left = copies.bytes_left;
   plan.live = observer.live != nullptr;
   Mode mode(model, plan, halt);
   // hogwild's shared model: every worker writes all of it (Placement::Interleave).

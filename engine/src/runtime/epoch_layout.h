@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -180,17 +181,52 @@ class EpochLayout {
   Dataset view_;
 };
 
-// The visiting order a run uses: `requested`, or index when epoch's copies (one per worker,
-// `data_bytes` in all) would not fit beside the loaded set and the workers' shards (three
-// copies in all) in `limit_bytes` (MemoryLimitBytes). `note` says why it fell back.
-inline Shuffle ResolveShuffle(Shuffle requested, double data_bytes, double limit_bytes,
-                              std::string& note) {
-  note.clear();
-  if (requested != Shuffle::kEpoch || 3 * data_bytes <= limit_bytes) return requested;
-  note = "index: --shuffle epoch needs " + FormatBytes(data_bytes) +
-         " more (a copy of the data), and the data set, its shards and that copy exceed the " +
-         FormatBytes(limit_bytes) + " this process may use";
-  return Shuffle::kIndex;
+// The copies of the training set a run makes, each of `data_bytes` (one per worker in all):
+// --shuffle epoch's re-laid-out rows (only by modes that re-lay out: `relays`), and the
+// workers' shards when they span NUMA nodes (RunPlan::copy_shards). What does not fit is read
+// where it lies; the notes say why (empty: everything asked for fits).
+struct DataCopies {
+  Shuffle shuffle;
+  bool copy_shards;
+  std::string shuffle_note;
+  std::string shards_note;
+  double bytes_left = std::numeric_limits<double>::infinity();  // of the budget, after these copies
+};
+
+// Without a budget (0), epoch needs the loaded set, its shard copies and the epoch's copy (three
+// copies, counted whether or not the shards are copies) within `machine_bytes`
+// (MemoryLimitBytes); shards are copied as asked. With a budget (--memory-budget) the copies
+// alone must fit in it, the epoch's copy first: it is first-touched by its worker like a shard
+// copy, so it keeps the reads on the worker's node and streams them too; then the shard copies.
+inline DataCopies ResolveDataCopies(Shuffle requested, bool relays, bool copy_shards,
+                                    double data_bytes, std::uint64_t budget, double machine_bytes) {
+  DataCopies r{requested, copy_shards, {}, {}, std::numeric_limits<double>::infinity()};
+  const bool epoch = requested == Shuffle::kEpoch && relays;
+  if (budget == 0) {
+    if (epoch && 3 * data_bytes > machine_bytes) {
+      r.shuffle = Shuffle::kIndex;
+      r.shuffle_note = "index: --shuffle epoch needs " + FormatBytes(data_bytes) +
+                       " more (a copy of the data), and the data set, its shards and that copy "
+                       "exceed the " + FormatBytes(machine_bytes) + " this process may use";
+    }
+    return r;
+  }
+  const auto b = static_cast<double>(budget);
+  const std::string within = " within --memory-budget " + FormatBytes(b);
+  const bool keep_epoch = !epoch || data_bytes <= b;
+  if (!keep_epoch) {
+    r.shuffle = Shuffle::kIndex;
+    r.shuffle_note = "index: --shuffle epoch's copy of the data (" + FormatBytes(data_bytes) +
+                     ") does not fit" + within;
+  }
+  const double left = b - (epoch && keep_epoch ? data_bytes : 0);
+  if (copy_shards && data_bytes > left) {
+    r.copy_shards = false;
+    r.shards_note = "read in place: the workers' shard copies (" + FormatBytes(data_bytes) +
+                    ") do not fit" + (epoch && keep_epoch ? " beside the epoch's copy" : "") + within;
+  }
+  r.bytes_left = left - (r.copy_shards ? data_bytes : 0);
+  return r;
 }
 
 }  // namespace corral::internal
