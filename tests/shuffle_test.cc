@@ -287,6 +287,9 @@ TEST(MemoryBudget, ParsesSizesAndNamesTheFlagOtherwise) {
   EXPECT_EQ(ParseMemoryBudget("1.5G"), 3ull << 29);
   EXPECT_EQ(ParseMemoryBudget("4GiB"), 4ull << 30);
   EXPECT_EQ(ParseMemoryBudget("2TB"), 2ull << 40);
+  EXPECT_EQ(FormatBudget(ParseMemoryBudget("128M")), "128 MiB");  // as spelled, in messages
+  EXPECT_EQ(FormatBudget(3ull << 29), "1536 MiB");
+  EXPECT_EQ(FormatBudget(1000), "1.0 KB");
   for (const char* bad : {"", "0", "0.5", "-1", "-1G", "1X", "G", "GiB", "1e400", "nan", "inf", "4 G",
                           "1GG", "8388608T", " 1G"}) {
     try {

@@ -146,7 +146,7 @@ HotHead PlanHotHead(const M& model, const RunPlan& plan) {
         HotHead none;
         none.off = "off: its split rows, a copy of the data (" + FormatBytes(DataBytes(plan.train)) +
                    "), do not fit within --memory-budget " +
-                   FormatBytes(static_cast<double>(plan.config.memory_budget)) + " beside the other copies";
+                   FormatBudget(plan.config.memory_budget) + " beside the other copies";
         return none;
       }
       return head;

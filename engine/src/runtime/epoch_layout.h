@@ -193,6 +193,15 @@ struct DataCopies {
   double bytes_left = std::numeric_limits<double>::infinity();  // of the budget, after these copies
 };
 
+// A --memory-budget as its user likely spelled it: "128 MiB" for 128M, else FormatBytes.
+inline std::string FormatBudget(std::uint64_t bytes) {
+  for (const auto& [shift, unit] : {std::pair{40, " TiB"}, {30, " GiB"}, {20, " MiB"}, {10, " KiB"}}) {
+    const std::uint64_t one = std::uint64_t{1} << shift;
+    if (bytes % one == 0) return std::to_string(bytes / one) + unit;
+  }
+  return FormatBytes(static_cast<double>(bytes));
+}
+
 // Without a budget (0), epoch needs the loaded set, its shard copies and the epoch's copy (three
 // copies, counted whether or not the shards are copies) within `machine_bytes`
 // (MemoryLimitBytes); shards are copied as asked. With a budget (--memory-budget) the copies
@@ -212,7 +221,7 @@ inline DataCopies ResolveDataCopies(Shuffle requested, bool relays, bool copy_sh
     return r;
   }
   const auto b = static_cast<double>(budget);
-  const std::string within = " within --memory-budget " + FormatBytes(b);
+  const std::string within = " within --memory-budget " + FormatBudget(budget);
   const bool keep_epoch = !epoch || data_bytes <= b;
   if (!keep_epoch) {
     r.shuffle = Shuffle::kIndex;
