@@ -25,6 +25,7 @@ struct TrainOptions {
   std::string mix_order = "mix-then-step";
   std::string gamma;  // choco: a number, "theory", or empty (the default)
   std::string schedule = "free";  // free or seeded:TAU
+  std::string metric = "loss";
   std::optional<float> l2;
   bool quiet = false;
   TrainConfig config;

@@ -60,6 +60,11 @@ void MetricsWriter::Write(const EvalPoint& p) {
   if (p.test_loss) j["test_loss"] = *p.test_loss;
   if (p.test_acc) j["test_acc"] = *p.test_acc;
   if (p.test_rmse) j["test_rmse"] = *p.test_rmse;
+  if (p.test_auc) j["test_auc"] = *p.test_auc;
+  if (p.validation_loss) j["validation_loss"] = *p.validation_loss;
+  if (p.validation_acc) j["validation_acc"] = *p.validation_acc;
+  if (p.validation_rmse) j["validation_rmse"] = *p.validation_rmse;
+  if (p.validation_auc) j["validation_auc"] = *p.validation_auc;
   if (p.consensus) j["consensus"] = *p.consensus;
   if (p.compress_rel_error) j["compress_rel_error"] = *p.compress_rel_error;
   if (p.gossip_every) j["gossip_every"] = *p.gossip_every;
