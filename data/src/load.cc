@@ -175,19 +175,28 @@ bool HasDataLine(std::string_view text) {
 }
 
 // A text file's next piece: every whole line of the next `piece_bytes` or more (a line longer
-// than that stays whole). `text` holds what was read and not yet handed out; returns how
-// many of its bytes form the piece (all at the end of the file).
+// than that stays whole), and at least two lines at the start of the file (a header line
+// alone holds no rows). `text` holds what was read and not yet handed out; returns how many
+// of its bytes form the piece (all at the end of the file).
 std::size_t NextPiece(detail::ByteSource& source, std::string& text, std::size_t piece_bytes,
                       std::uint64_t lines_before, bool& end) {
-  std::size_t scanned = 0;  // bytes of `text` known to hold no '\n' past the piece size
+  // The end of the last line within the piece size, else of the line that crosses it; at the
+  // file's start, of the second line at least. 0: more text is needed.
+  const auto cut = [&]() -> std::size_t {
+    std::size_t nl = text.rfind('\n', piece_bytes - 1);
+    if (nl == std::string::npos) nl = text.find('\n', piece_bytes);
+    if (nl != std::string::npos && lines_before == 0 && detail::CountLines({text.data(), nl + 1}) < 2) {
+      nl = text.find('\n', nl + 1);
+    }
+    return nl == std::string::npos ? 0 : nl + 1;
+  };
   while (true) {
-    if (text.size() >= piece_bytes || end) {
-      if (end) return text.size();
-      const std::size_t nl = text.rfind('\n');
-      if (nl != std::string::npos && nl >= scanned) return nl + 1;
-      scanned = text.size();
+    if (end) return text.size();
+    if (text.size() >= piece_bytes) {
+      if (const std::size_t at = cut(); at > 0) return at;
     }
     const std::size_t have = text.size();
+    // Up to the piece size, then (a line longer than it) growing by half.
     const std::size_t want = have < piece_bytes ? piece_bytes - have : have / 2 + 4096;
     text.resize(have + want);
     std::size_t got = 0;
