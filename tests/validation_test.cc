@@ -78,6 +78,7 @@ TEST(EarlyStop, StopsAndReturnsTheBestEpochsModel) {
   });
   EXPECT_EQ(*r.best_epoch, best->epoch);
   EXPECT_EQ(r.history.back().epoch, best->epoch + 3);
+  EXPECT_EQ(corral::ResultPoint(r), &*best);  // what the summaries report
   // Saved and loaded again, the model scores on the test set what the best epoch scored.
   const std::string path = (std::filesystem::path(testing::TempDir()) / "early_stop.model").string();
   corral::SaveModel(path, corral::ToSavedModel(r));

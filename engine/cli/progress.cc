@@ -84,14 +84,16 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
       std::fprintf(out_, "  to target     not reached (objective <= %g)\n", *config.target_loss);
     }
   }
-  std::fprintf(out_, "  objective     %.6f\n", last.objective);
-  std::fprintf(out_, "  train_loss    %.6f\n", last.train_loss);
-  if (last.train_acc) std::fprintf(out_, "  train_acc     %.4f\n", *last.train_acc);
-  if (last.train_rmse) std::fprintf(out_, "  train_rmse    %.4f\n", *last.train_rmse);
-  if (last.test_loss) std::fprintf(out_, "  test_loss     %.6f\n", *last.test_loss);
-  if (last.test_acc) std::fprintf(out_, "  test_acc      %.4f\n", *last.test_acc);
-  if (last.test_rmse) std::fprintf(out_, "  test_rmse     %.4f\n", *last.test_rmse);
-  if (last.test_auc) std::fprintf(out_, "  test_auc      %.4f\n", *last.test_auc);
+  // The measures of the model returned (the best epoch's with --early-stop: its summary line).
+  const EvalPoint model = ResultPoint(r) != nullptr ? *ResultPoint(r) : EvalPoint{};
+  std::fprintf(out_, "  objective     %.6f\n", model.objective);
+  std::fprintf(out_, "  train_loss    %.6f\n", model.train_loss);
+  if (model.train_acc) std::fprintf(out_, "  train_acc     %.4f\n", *model.train_acc);
+  if (model.train_rmse) std::fprintf(out_, "  train_rmse    %.4f\n", *model.train_rmse);
+  if (model.test_loss) std::fprintf(out_, "  test_loss     %.6f\n", *model.test_loss);
+  if (model.test_acc) std::fprintf(out_, "  test_acc      %.4f\n", *model.test_acc);
+  if (model.test_rmse) std::fprintf(out_, "  test_rmse     %.4f\n", *model.test_rmse);
+  if (model.test_auc) std::fprintf(out_, "  test_auc      %.4f\n", *model.test_auc);
   std::fprintf(out_, "  samples/s     %s\n", Rate(r.samples_per_s).c_str());
   if (r.bytes_sent > 0) {
     std::fprintf(out_, "  bytes sent    %.3g MB (busiest worker %.3g MB)\n",

@@ -397,6 +397,16 @@ void TrainConfig::Validate() const {
   }
 }
 
+const EvalPoint* ResultPoint(const TrainResult& result) {
+  if (result.history.empty()) return nullptr;
+  if (result.best_epoch) {
+    for (const EvalPoint& p : result.history) {
+      if (p.epoch == *result.best_epoch) return &p;
+    }
+  }
+  return &result.history.back();
+}
+
 SavedModel ToSavedModel(const TrainResult& result) {
   return {.info = result.model, .params = result.params, .training = result.state};
 }

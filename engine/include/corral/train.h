@@ -320,6 +320,10 @@ struct TrainResult {
   std::vector<std::string> warnings;
 };
 
+// The evaluation point of the model `result.params` holds: with --early-stop the best
+// epoch's, else the last one; nullptr when no epoch ran.
+const EvalPoint* ResultPoint(const TrainResult& result);
+
 // The trained model with its training state: SaveModel(path, ToSavedModel(result)) writes a
 // file that `corral eval` reads and `TrainConfig::resume_path` continues.
 SavedModel ToSavedModel(const TrainResult& result);
