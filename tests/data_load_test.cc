@@ -316,6 +316,70 @@ TEST_P(ChunkTest, FirstErrorAndItsLineDoNotDependOnChunking) {
   }
 }
 
+// ForEachPiece: for any piece size the pieces, in order, hold the file's rows (a header only
+// at the file's start), and a bad line is reported as LoadDataset reports it, by its line in
+// the file.
+TEST_P(ChunkTest, PiecesConcatenateToTheFile) {
+  const ChunkCase& c = GetParam();
+  const TempDir dir;
+  const std::string path = dir.Write("data.txt", c.text);
+  LoadOptions options{.format = c.format, .threads = 2};
+  const Dataset whole = LoadDataset(path, options);
+  if (whole.ratings() != nullptr) {
+    options.ratings_mapping = whole.ratings_shared();  // the ids of the whole file
+  } else {
+    options.num_features = whole.num_features();
+  }
+  for (std::size_t piece : {1, 100, 4096, 1 << 20}) {
+    SCOPED_TRACE("piece " + std::to_string(piece));
+    std::size_t rows = 0;
+    std::size_t pieces = 0;
+    ForEachPiece(path, options, piece, [&](const Dataset& d, std::size_t first_row) {
+      ++pieces;
+      EXPECT_EQ(first_row, rows);
+      ExpectSameData(d, whole.Slice(rows, rows + d.rows()));
+      rows += d.rows();
+    });
+    EXPECT_EQ(rows, whole.rows());
+    if (piece == 1 << 20) {
+      EXPECT_EQ(pieces, 1u);
+    } else if (piece == 100) {
+      EXPECT_GT(pieces, 0.8 * static_cast<double>(c.text.size()) / 100);  // about 100 bytes each
+    }
+  }
+  std::string text = c.text;
+  std::size_t at = 0;
+  for (int i = 1; i < 400; ++i) at = text.find('\n', at) + 1;
+  text.insert(text.begin() + static_cast<std::ptrdiff_t>(at), 'x');  // breaks line 400
+  const std::string bad = dir.Write("bad.txt", text);
+  const std::string want = ErrorOf([&] { LoadDataset(bad, options); });
+  EXPECT_NE(want.find("bad.txt:400: "), std::string::npos) << want;
+  for (std::size_t piece : {1, 333, 1 << 20}) {
+    EXPECT_EQ(ErrorOf([&] { ForEachPiece(bad, options, piece, [](const Dataset&, std::size_t) {}); }), want);
+  }
+}
+
+TEST(ForEachPiece, CacheAndBadSizes) {
+  const TempDir dir;
+  const Dataset original = SparseSet();
+  WriteCache(original, dir.Path("a.cache"));
+  std::size_t rows = 0;
+  ForEachPiece(dir.Path("a.cache"), {}, 4096, [&](const Dataset& d, std::size_t first_row) {
+    EXPECT_EQ(first_row, rows);
+    ExpectSameData(d, original.Slice(rows, rows + d.rows()));
+    rows += d.rows();
+  });
+  EXPECT_EQ(rows, original.rows());
+  EXPECT_NE(ErrorOf([&] { ForEachPiece(dir.Path("a.cache"), {}, 0, [](const Dataset&, std::size_t) {}); },
+                    ErrorCode::kBadConfig)
+                .find("pieces of 0 bytes"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ForEachPiece(dir.Path("absent.svm"), {}, 100, [](const Dataset&, std::size_t) {}); },
+                    ErrorCode::kIo)
+                .find("absent.svm"),
+            std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, ChunkTest,
                          ::testing::Values(ChunkCase{"Libsvm", DataFormat::kLibsvm, LibsvmText()},
                                            ChunkCase{"Ratings", DataFormat::kRatings, RatingsText()},

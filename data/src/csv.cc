@@ -134,12 +134,13 @@ Dataset ParseCsvSource(ByteSource& source, const LoadOptions& options) {
   auto storage = std::make_shared<CsvStorage>();
   std::size_t fields = 0;
   ParseTextChunks<CsvPart>(
-      source, {.threads = options.threads, .chunk_bytes = options.chunk_bytes},
+      source,
+      {.threads = options.threads, .chunk_bytes = options.chunk_bytes, .first_line = options.first_line},
       [&](const TextChunk& chunk, CsvPart& part) {
         try {
           CsvChunkParser parser(options, part);
           return ForEachLine(chunk, [&](std::string_view line, std::uint64_t number) {
-            parser.Line(line, number, chunk.index == 0 && number == 1);
+            parser.Line(line, number, chunk.starts_file && number == 1);
           });
         } catch (ParseFailure& failure) {
           part.failure = std::move(failure);

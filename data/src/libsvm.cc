@@ -289,7 +289,8 @@ Dataset ParseLibsvmSource(ByteSource& source, const LoadOptions& options, bool a
   const bool serial = ResolveThreads(options.threads) == 1;
   DirectSink direct{*storage};
   ParseTextChunks<LibsvmPart>(
-      source, {.threads = options.threads, .chunk_bytes = options.chunk_bytes},
+      source,
+      {.threads = options.threads, .chunk_bytes = options.chunk_bytes, .first_line = options.first_line},
       [&](const TextChunk& chunk, LibsvmPart& part) {
         LineParser parser(options);
         // Serial: chunks are parsed one after the other, in order, so writing the final

@@ -16,6 +16,7 @@
 
 #include "data/src/byte_source.h"
 #include "data/src/formats.h"
+#include "data/src/text_pipeline.h"
 #include "data/src/text_util.h"
 
 namespace corral {
@@ -160,7 +161,111 @@ Dataset Load(const std::string& path, const LoadOptions& options) {
   return ParseText(*source, format, options);
 }
 
+// Whether `text` has a line that is neither blank nor a '#' comment: a piece without one (the
+// comments at the end of a file) holds no rows to hand out. Stops at the first such line.
+bool HasDataLine(std::string_view text) {
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string_view::npos && line[first] != '#') return true;
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+  }
+  return false;
+}
+
+// A text file's next piece: every whole line of the next `piece_bytes` or more (a line longer
+// than that stays whole), and at least two lines at the start of the file (a header line
+// alone holds no rows). `text` holds what was read and not yet handed out; returns how many
+// of its bytes form the piece (all at the end of the file).
+std::size_t NextPiece(detail::ByteSource& source, std::string& text, std::size_t piece_bytes,
+                      std::uint64_t lines_before, bool& end) {
+  // The end of the last line within the piece size, else of the line that crosses it; at the
+  // file's start, of the second line at least. 0: more text is needed.
+  const auto cut = [&]() -> std::size_t {
+    std::size_t nl = text.rfind('\n', piece_bytes - 1);
+    if (nl == std::string::npos) nl = text.find('\n', piece_bytes);
+    if (nl != std::string::npos && lines_before == 0 && detail::CountLines({text.data(), nl + 1}) < 2) {
+      nl = text.find('\n', nl + 1);
+    }
+    return nl == std::string::npos ? 0 : nl + 1;
+  };
+  while (true) {
+    if (end) return text.size();
+    if (text.size() >= piece_bytes) {
+      if (const std::size_t at = cut(); at > 0) return at;
+    }
+    const std::size_t have = text.size();
+    // Up to the piece size, then (a line longer than it) growing by half.
+    const std::size_t want = have < piece_bytes ? piece_bytes - have : have / 2 + 4096;
+    text.resize(have + want);
+    std::size_t got = 0;
+    try {
+      got = source.Read(text.data() + have, want);
+    } catch (const detail::SourceError& e) {
+      throw Error(e.code, source.name() + ": " + e.what + " after line " +
+                              std::to_string(lines_before + detail::CountLines({text.data(), have})) +
+                              ": " + e.detail);
+    }
+    text.resize(have + got);
+    end = got == 0;
+  }
+}
+
 }  // namespace
+
+void ForEachPiece(const std::string& path, const LoadOptions& options, std::size_t piece_bytes,
+                  const std::function<void(const Dataset& piece, std::size_t first_row)>& fn) {
+  if (piece_bytes == 0) {
+    throw Error(ErrorCode::kBadConfig, path + ": pieces of 0 bytes, expected at least 1");
+  }
+  CheckFeatureCount(options.num_features, ErrorCode::kBadConfig, path + ": num_features");
+  DataFormat format = options.format;
+  std::unique_ptr<detail::ByteSource> source;
+  if (format != DataFormat::kCache && format != DataFormat::kIdx) {
+    source = detail::OpenFileSource(path);
+    if (format == DataFormat::kAuto) {
+      try {
+        format = Detect(*source, path);
+      } catch (const detail::SourceError& e) {
+        throw Error(e.code, path + ": " + e.what + " at the start: " + e.detail);
+      }
+    }
+  }
+  LoadOptions piece_options = options;
+  piece_options.format = format;
+  if (format == DataFormat::kCache || format == DataFormat::kIdx) {
+    // Memory-mapped (cache) or small (IDX): handed out in ranges of rows of about piece_bytes.
+    source.reset();
+    const Dataset whole = LoadDataset(path, piece_options);
+    const double row_bytes =
+        (12.0 * static_cast<double>(whole.nnz()) + 4.0 * static_cast<double>(whole.rows())) /
+        static_cast<double>(std::max<std::size_t>(1, whole.rows()));
+    const auto rows = static_cast<std::size_t>(
+        std::max(1.0, static_cast<double>(piece_bytes) / std::max(1.0, row_bytes)));
+    for (std::size_t begin = 0; begin < whole.rows(); begin += rows) {
+      fn(whole.Rows(begin, std::min(whole.rows(), begin + rows)), begin);
+    }
+    return;
+  }
+  std::string text;
+  std::uint64_t line = options.first_line;
+  std::size_t row = 0;
+  bool end = false;
+  while (!end || !text.empty()) {
+    const std::size_t cut = NextPiece(*source, text, piece_bytes, line - 1, end);
+    const std::string_view piece(text.data(), cut);
+    piece_options.first_line = line;
+    if (HasDataLine(piece)) {
+      const auto memory = detail::MemorySource(piece, path);
+      const Dataset rows = RequireFeatures(ParseText(*memory, format, piece_options));
+      fn(rows, row);
+      row += rows.rows();
+    }
+    line += detail::CountLines(piece);
+    text.erase(0, cut);
+  }
+}
 
 DataFormat ParseDataFormat(std::string_view name) {
   for (std::size_t i = 0; i < std::size(kFormatNames); ++i) {

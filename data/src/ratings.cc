@@ -242,11 +242,12 @@ Dataset ParseRatingsSource(ByteSource& source, const LoadOptions& options) {
   std::unordered_set<std::uint64_t> users, items;
   const RatingsInfo* train = options.ratings_mapping.get();
   ParseTextChunks<RatingsPart>(
-      source, {.threads = options.threads, .chunk_bytes = options.chunk_bytes},
+      source,
+      {.threads = options.threads, .chunk_bytes = options.chunk_bytes, .first_line = options.first_line},
       [&](const TextChunk& chunk, RatingsPart& part) {
         const std::uint64_t lines =
             ForEachLine(chunk, [&](std::string_view line, std::uint64_t number) {
-              ParseRatingsLine(line, number, chunk.index == 0 && number == 1, part);
+              ParseRatingsLine(line, number, chunk.starts_file && number == 1, part);
             });
         part.unique_users = part.users;
         part.unique_items = part.items;

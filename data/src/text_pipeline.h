@@ -50,7 +50,8 @@ struct ParseFailure {
 struct TextChunk {
   MappedBuffer buffer;    // its size() is the capacity; huge pages when large
   std::size_t size = 0;   // bytes of text
-  std::size_t index = 0;  // 0 for the chunk that starts the file (line 1 is its line 1)
+  std::size_t index = 0;  // 0 for the chunk that starts the source
+  bool starts_file = false;  // its line 1 is the file's line 1 (a header or byte order mark may be there)
 
   char* bytes() { return buffer.data(); }
   std::string_view text() const { return {buffer.data(), size}; }
@@ -91,6 +92,7 @@ inline std::uint64_t CountLines(std::string_view text) {
 struct PipelineOptions {
   int threads = 0;              // 0: all hardware threads
   std::size_t chunk_bytes = 0;  // 0: chosen from the input size and the thread count
+  std::uint64_t first_line = 1;  // the source's first line in its file (LoadOptions::first_line)
 };
 
 inline int ResolveThreads(int threads) {
@@ -144,7 +146,7 @@ void ParseTextChunks(ByteSource& source, const PipelineOptions& options, Parse&&
   std::size_t next_index = 0;
   bool done = false;
   // Output-stage state.
-  std::uint64_t next_line = 1;
+  std::uint64_t next_line = options.first_line;
 
   // The next chunk, or nullptr at the end.
   const auto read_chunk = [&]() -> TokenPtr {
@@ -198,6 +200,7 @@ void ParseTextChunks(ByteSource& source, const PipelineOptions& options, Parse&&
     }
     if (chunk.size == 0 && !token->read_error) return nullptr;
     chunk.index = next_index++;
+    chunk.starts_file = chunk.index == 0 && options.first_line == 1;
     return token;
   };
 

@@ -14,6 +14,7 @@ using Action = std::function<int()>;
 Action AddTrainCommand(CLI::App& app);
 Action AddDataCommand(CLI::App& app);
 Action AddEvalCommand(CLI::App& app);
+Action AddPredictCommand(CLI::App& app);
 Action AddScaleCommand(CLI::App& app);
 Action AddTopologyCommand(CLI::App& app);
 

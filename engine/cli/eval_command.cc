@@ -34,6 +34,7 @@ int RunEval(const EvalOptions& o) {
                         {"rows", e.rows}, {"loss", e.loss}, {"objective", e.objective}};
     if (e.accuracy) j["accuracy"] = *e.accuracy;
     if (e.rmse) j["rmse"] = *e.rmse;
+    if (e.auc) j["auc"] = *e.auc;
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("model      %s (%s)\n", o.model_file.c_str(), std::string(ToString(model.info.kind)).c_str());
@@ -42,6 +43,7 @@ int RunEval(const EvalOptions& o) {
     std::printf("objective  %.6f\n", e.objective);
     if (e.accuracy) std::printf("accuracy   %.4f\n", *e.accuracy);
     if (e.rmse) std::printf("rmse       %.4f\n", *e.rmse);
+    if (e.auc) std::printf("auc        %.4f\n", *e.auc);
   }
   return 0;
 }

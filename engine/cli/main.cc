@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   const corral::cli::Action train = corral::cli::AddTrainCommand(app);
   const corral::cli::Action data = corral::cli::AddDataCommand(app);
   const corral::cli::Action eval = corral::cli::AddEvalCommand(app);
+  const corral::cli::Action predict = corral::cli::AddPredictCommand(app);
   const corral::cli::Action scale = corral::cli::AddScaleCommand(app);
   const corral::cli::Action topology = corral::cli::AddTopologyCommand(app);
   try {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("train")) return train();
     if (app.got_subcommand("data")) return data();
     if (app.got_subcommand("eval")) return eval();
+    if (app.got_subcommand("predict")) return predict();
     if (app.got_subcommand("scale")) return scale();
     if (app.got_subcommand("topology")) return topology();
   } catch (const corral::Error& e) {

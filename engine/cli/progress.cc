@@ -51,6 +51,11 @@ void ProgressPrinter::OnEval(const EvalPoint& p, int epochs) {
   if (p.test_loss) std::fprintf(out_, "  test_loss %.6f", *p.test_loss);
   if (p.test_acc) std::fprintf(out_, "  test_acc %.4f", *p.test_acc);
   if (p.test_rmse) std::fprintf(out_, "  test_rmse %.4f", *p.test_rmse);
+  if (p.test_auc) std::fprintf(out_, "  test_auc %.4f", *p.test_auc);
+  if (p.validation_loss) std::fprintf(out_, "  val_loss %.6f", *p.validation_loss);
+  if (p.validation_acc) std::fprintf(out_, "  val_acc %.4f", *p.validation_acc);
+  if (p.validation_rmse) std::fprintf(out_, "  val_rmse %.4f", *p.validation_rmse);
+  if (p.validation_auc) std::fprintf(out_, "  val_auc %.4f", *p.validation_auc);
   if (p.consensus) std::fprintf(out_, "  consensus %.3g  virtual %.2fs", *p.consensus, p.virtual_s);
   std::fprintf(out_, "  %s samples/s  %.2fs\n", Rate(p.samples_per_s).c_str(), p.wall_s);
   std::fflush(out_);
@@ -79,13 +84,16 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
       std::fprintf(out_, "  to target     not reached (objective <= %g)\n", *config.target_loss);
     }
   }
-  std::fprintf(out_, "  objective     %.6f\n", last.objective);
-  std::fprintf(out_, "  train_loss    %.6f\n", last.train_loss);
-  if (last.train_acc) std::fprintf(out_, "  train_acc     %.4f\n", *last.train_acc);
-  if (last.train_rmse) std::fprintf(out_, "  train_rmse    %.4f\n", *last.train_rmse);
-  if (last.test_loss) std::fprintf(out_, "  test_loss     %.6f\n", *last.test_loss);
-  if (last.test_acc) std::fprintf(out_, "  test_acc      %.4f\n", *last.test_acc);
-  if (last.test_rmse) std::fprintf(out_, "  test_rmse     %.4f\n", *last.test_rmse);
+  // The measures of the model returned (the best epoch's with --early-stop: its summary line).
+  const EvalPoint model = ResultPoint(r) != nullptr ? *ResultPoint(r) : EvalPoint{};
+  std::fprintf(out_, "  objective     %.6f\n", model.objective);
+  std::fprintf(out_, "  train_loss    %.6f\n", model.train_loss);
+  if (model.train_acc) std::fprintf(out_, "  train_acc     %.4f\n", *model.train_acc);
+  if (model.train_rmse) std::fprintf(out_, "  train_rmse    %.4f\n", *model.train_rmse);
+  if (model.test_loss) std::fprintf(out_, "  test_loss     %.6f\n", *model.test_loss);
+  if (model.test_acc) std::fprintf(out_, "  test_acc      %.4f\n", *model.test_acc);
+  if (model.test_rmse) std::fprintf(out_, "  test_rmse     %.4f\n", *model.test_rmse);
+  if (model.test_auc) std::fprintf(out_, "  test_auc      %.4f\n", *model.test_auc);
   std::fprintf(out_, "  samples/s     %s\n", Rate(r.samples_per_s).c_str());
   if (r.bytes_sent > 0) {
     std::fprintf(out_, "  bytes sent    %.3g MB (busiest worker %.3g MB)\n",

@@ -91,6 +91,17 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
       ->capture_default_str();
   cmd->add_option("--target-loss", c.target_loss,
                   "Stop once the objective at an epoch end is at or below this");
+  cmd->add_option("--validation", c.validation,
+                  "Held-out data scored at every epoch end: a file (read like --test) or a "
+                  "fraction in (0, 1) of the training rows, drawn by --seed and not trained on");
+  cmd->add_option("--early-stop", c.early_stop,
+                  "Stop after N epochs without improvement of the validation --metric and keep "
+                  "the best epoch's model (0 = off; needs --validation)")
+      ->capture_default_str();
+  cmd->add_option("--metric", o.metric,
+                  "What --early-stop watches: loss, acc (classification), auc (logistic, hinge), "
+                  "rmse (squared, mf)")
+      ->capture_default_str();
   cmd->add_option("--time-limit", c.time_limit_s,
                   "Stop after this many seconds of training (0 = none)")
       ->capture_default_str();
@@ -173,6 +184,7 @@ void ResolveConfig(TrainOptions& o) {
   if (!o.gamma.empty()) config.gamma = ParseGamma(o.gamma);
   config.seeded_tau = ParseSchedule(o.schedule);
   if (!o.memory_budget.empty()) config.memory_budget = ParseMemoryBudget(o.memory_budget);
+  config.metric = ParseMetric(o.metric);
   config.Validate();
 }
 

@@ -26,6 +26,7 @@ struct TrainOptions {
   std::string gamma;  // choco: a number, "theory", or empty (the default)
   std::string schedule = "free";  // free or seeded:TAU
   std::string memory_budget;      // a size (512M, 4G), or empty: none
+  std::string metric = "loss";
   std::optional<float> l2;
   bool quiet = false;
   TrainConfig config;

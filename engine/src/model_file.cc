@@ -358,6 +358,7 @@ Evaluation EvaluateModel(const SavedModel& model, const Dataset& data) {
     } else {
       e.accuracy = r.accuracy;
     }
+    e.auc = internal::EvaluateAuc(m, std::span<const float>(model.params), data);
     return e;
   });
 }

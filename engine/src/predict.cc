@@ -4,6 +4,9 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -43,6 +46,33 @@ Predictions PredictModel(const SavedModel& model, const Dataset& data) {
                       });
     return p;
   });
+}
+
+double RocAuc(std::span<const float> scores, std::span<const float> labels) {
+  // A NaN score has no rank (and would break the sort's ordering).
+  if (std::any_of(scores.begin(), scores.end(), [](float s) { return std::isnan(s); })) {
+    return std::nan("");
+  }
+  std::vector<std::size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a] < scores[b]; });
+  double positive_ranks = 0;  // sum of the positives' 1-based ranks, ties at their mean rank
+  double positives = 0;
+  for (std::size_t begin = 0; begin < order.size();) {
+    std::size_t end = begin + 1;
+    while (end < order.size() && scores[order[end]] == scores[order[begin]]) ++end;
+    const double mean_rank = 0.5 * static_cast<double>(begin + 1 + end);
+    for (std::size_t i = begin; i < end; ++i) {
+      if (labels[order[i]] > 0) {
+        positive_ranks += mean_rank;
+        positives += 1;
+      }
+    }
+    begin = end;
+  }
+  const double negatives = static_cast<double>(scores.size()) - positives;
+  if (positives == 0 || negatives == 0) return std::nan("");
+  return (positive_ranks - positives * (positives + 1) / 2) / (positives * negatives);
 }
 
 }  // namespace corral

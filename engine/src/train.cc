@@ -2,11 +2,15 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
+#include <optional>
+#include <span>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -17,6 +21,8 @@
 #include <corral/custom_model.h>
 #include <corral/error.h>
 #include <corral/limits.h>
+#include <corral/load.h>
+#include <corral/rng.h>
 
 #include "engine/src/compress/compressor.h"
 #include "engine/src/gossip/replica_set.h"
@@ -61,12 +67,13 @@ constexpr std::array<std::pair<std::string_view, Rounding>, 2> kRoundings{{
     {"stochastic", Rounding::kStochastic},
     {"nearest", Rounding::kNearest},
 }};
-constexpr std::array<std::pair<std::string_view, StopReason>, 5> kStopReasons{{
+constexpr std::array<std::pair<std::string_view, StopReason>, 6> kStopReasons{{
     {"epochs", StopReason::kEpochs},
     {"target", StopReason::kTarget},
     {"time-limit", StopReason::kTimeLimit},
     {"cancelled", StopReason::kCancelled},
     {"observer", StopReason::kObserver},
+    {"early-stop", StopReason::kEarlyStop},
 }};
 constexpr std::array<std::pair<std::string_view, ModelKind>, 6> kModels{{
     {"logistic", ModelKind::kLogistic},
@@ -87,6 +94,13 @@ constexpr std::array<std::pair<std::string_view, Shuffle>, 3> kShuffles{{
     {"off", Shuffle::kOff},
 }};
 
+constexpr std::array<std::pair<std::string_view, Metric>, 4> kMetrics{{
+    {"loss", Metric::kLoss},
+    {"acc", Metric::kAccuracy},
+    {"auc", Metric::kAuc},
+    {"rmse", Metric::kRmse},
+}};
+
 template <typename Enum, std::size_t N>
 std::string_view NameOf(Enum value, const std::array<std::pair<std::string_view, Enum>, N>& names) {
   for (const auto& [spelling, v] : names) {
@@ -97,6 +111,86 @@ std::string_view NameOf(Enum value, const std::array<std::pair<std::string_view,
 
 [[noreturn]] void BadConfig(const std::string& message) {
   throw Error(ErrorCode::kBadConfig, message);
+}
+
+// --validation as a fraction of the training rows, or nullopt when it names a file. Throws
+// kBadConfig for a number outside (0, 1).
+std::optional<double> ValidationFraction(std::string_view text) {
+  double fraction = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, fraction);
+  if (ptr != end || text.empty()) return std::nullopt;  // not a number: a path
+  if (ec != std::errc() || !(fraction > 0 && fraction < 1)) {
+    BadConfig("--validation " + std::string(text) +
+              ": a fraction of the training rows must be in (0, 1) (e.g. 0.1), or give a file");
+  }
+  return fraction;
+}
+
+// The model kinds a --metric measures (kinds.h).
+bool MetricApplies(Metric metric, ModelKind model) {
+  const bool regression = model == ModelKind::kSquared || model == ModelKind::kMf;
+  switch (metric) {
+    case Metric::kLoss:
+      return true;
+    case Metric::kAccuracy:
+      return !regression;
+    case Metric::kAuc:
+      return model == ModelKind::kLogistic || model == ModelKind::kHinge;
+    case Metric::kRmse:
+      return regression;
+  }
+  return false;
+}
+
+// The training rows and the validation set of a run: `train` itself and none, `train` and
+// the --validation file, or `train` split by a seeded draw of round(fraction x rows) rows
+// (at least one on each side; the rest keep their storage order).
+struct Split {
+  Dataset fit;
+  std::optional<Dataset> validation;
+};
+Split SplitValidation(const Dataset& train, const TrainConfig& config) {
+  Split split{.fit = train};
+  if (config.validation.empty()) return split;
+  const std::optional<double> fraction = ValidationFraction(config.validation);
+  if (!fraction) {
+    LoadOptions load;
+    load.ratings_mapping = train.ratings_shared();
+    if (train.ratings() == nullptr) load.num_features = train.num_features();
+    split.validation = LoadDataset(config.validation, load);
+  } else {
+    const std::size_t rows = train.rows();
+    const auto held = static_cast<std::size_t>(std::llround(*fraction * static_cast<double>(rows)));
+    if (held < 1 || held >= rows) {
+      throw Error(ErrorCode::kBadInput,
+                  train.name() + ": --validation " + config.validation + " of " +
+                      std::to_string(rows) + " rows holds out " + std::to_string(held) +
+                      ", expected at least one row held out and one left to train on");
+    }
+    // A partial Fisher-Yates shuffle draws the held-out rows; a stream of its own (99) so the
+    // training's own draws from --seed are the same with and without a split.
+    std::vector<std::size_t> order(rows);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    Rng rng(config.seed, 99);
+    for (std::size_t i = 0; i < held; ++i) {
+      std::swap(order[i], order[i + rng.Below(rows - i)]);
+    }
+    std::sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(held));
+    std::sort(order.begin() + static_cast<std::ptrdiff_t>(held), order.end());
+    split.validation = train.Gather(std::span(order).first(held));
+    split.fit = train.Gather(std::span(order).subspan(held));
+  }
+  if (config.metric == Metric::kAuc) {
+    const std::span<const float> labels = split.validation->labels();
+    const auto positives = std::count_if(labels.begin(), labels.end(), [](float y) { return y > 0; });
+    if (positives == 0 || static_cast<std::size_t>(positives) == labels.size()) {
+      throw Error(ErrorCode::kBadInput, split.validation->name() +
+                                            ": --metric auc needs both classes in the validation "
+                                            "set, it holds only one");
+    }
+  }
+  return split;
 }
 
 }  // namespace
@@ -114,6 +208,8 @@ ModelKind ParseModel(std::string_view name) { return ParseName("model", name, kM
 Pin ParsePin(std::string_view name) { return ParseName("pin policy", name, kPins); }
 std::string_view ToString(Shuffle s) { return NameOf(s, kShuffles); }
 Shuffle ParseShuffle(std::string_view name) { return ParseName("--shuffle value", name, kShuffles); }
+std::string_view ToString(Metric m) { return NameOf(m, kMetrics); }
+Metric ParseMetric(std::string_view name) { return ParseName("--metric", name, kMetrics); }
 
 std::string AlgorithmHelp() {
   constexpr std::size_t kColumn = 11;  // the longest name, hogwild++, and a space
@@ -239,6 +335,16 @@ void TrainConfig::Validate() const {
     BadConfig("--lr-decay must be in (0, 1]");
   }
   if (target_loss && !std::isfinite(*target_loss)) BadConfig("--target-loss must be a finite number");
+  if (!validation.empty()) ValidationFraction(validation);  // a bad fraction fails here
+  if (early_stop < 0) BadConfig("--early-stop must be >= 0 epochs (0: off), got " + std::to_string(early_stop));
+  if (early_stop > 0 && validation.empty()) {
+    BadConfig("--early-stop watches a validation set: give --validation FILE or a fraction (e.g. 0.1)");
+  }
+  if (!MetricApplies(metric, model)) {
+    BadConfig("--metric " + std::string(ToString(metric)) + " does not apply to the " +
+              std::string(ToString(model)) +
+              " model (acc: classification; auc: logistic, hinge; rmse: squared, mf)");
+  }
   if (!std::isfinite(time_limit_s) || time_limit_s < 0) {
     BadConfig("--time-limit must be a number of seconds >= 0 (0: no limit)");
   }
@@ -328,6 +434,16 @@ void TrainConfig::Validate() const {
   }
 }
 
+const EvalPoint* ResultPoint(const TrainResult& result) {
+  if (result.history.empty()) return nullptr;
+  if (result.best_epoch) {
+    for (const EvalPoint& p : result.history) {
+      if (p.epoch == *result.best_epoch) return &p;
+    }
+  }
+  return &result.history.back();
+}
+
 SavedModel ToSavedModel(const TrainResult& result) {
   return {.info = result.model, .params = result.params, .training = result.state};
 }
@@ -391,8 +507,8 @@ double PeakRssMb() {
 
 template <typename M>
 TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
-                    const TrainConfig& config, int threads, float l2, const TrainObserver& observer,
-                    ModelInfo info) {
+                    const Dataset* validation, const TrainConfig& config, int threads, float l2,
+                    const TrainObserver& observer, ModelInfo info) {
   const ModeInfo& mode = InfoOf(config.algorithm);
   // A step that averages every worker's batch is searched at that batch.
   const auto search_batch = static_cast<std::size_t>(config.batch) *
@@ -400,6 +516,7 @@ TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
   bool searched = false;
   RunPlan plan = PlanRun(model, train, config, threads, search_batch, searched);
   plan.info = std::move(info);
+  plan.validation = validation;
   return (*mode.runner)(model, ModeRun{.test = test, .plan = std::move(plan), .lr_searched = searched,
                                        .l2 = l2, .observer = observer});
 }
@@ -411,14 +528,17 @@ std::string ResolvedCompress(const TrainConfig& config) {
   return std::string(internal::InfoOf(config.algorithm).compress);
 }
 
-TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& given,
+TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& given,
                   const TrainObserver& observer) {
   given.Validate();
   TrainConfig config = given;
   config.compress = ResolvedCompress(given);
-  if (train.rows() == 0) {
-    throw Error(ErrorCode::kBadInput, train.name() + ": the training set has no rows");
+  if (all.rows() == 0) {
+    throw Error(ErrorCode::kBadInput, all.name() + ": the training set has no rows");
   }
+  const Split split = SplitValidation(all, config);
+  const Dataset& train = split.fit;
+  const Dataset* validation = split.validation ? &*split.validation : nullptr;
   int threads = config.threads;
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // Every worker needs at least one row of its own.
@@ -440,7 +560,8 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
 
   return internal::WithTrainingModel(config, train, l2, [&](const auto& model) {
     ModelInfo info = internal::Describe(config.model, model, train);
-    TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer, info);
+    TrainResult result =
+        internal::RunMode(model, train, test, validation, config, threads, l2, observer, info);
     result.model = std::move(info);
     result.warnings.insert(result.warnings.begin(), mixing_warnings.begin(), mixing_warnings.end());
     return result;
@@ -450,7 +571,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
 namespace detail {
 
 // A custom model runs through the same RunMode as the built-in ones (see custom_model.h).
-TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& train,
+TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& all,
                              const Dataset* test, const TrainConfig& given,
                              const TrainObserver& observer) {
   given.Validate();
@@ -463,9 +584,12 @@ TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& train
   if (!config.resume_path.empty() || !config.init_path.empty()) {
     BadConfig("--resume and --init load the built-in models only, not a custom model");
   }
-  if (train.rows() == 0) {
-    throw Error(ErrorCode::kBadInput, train.name() + ": the training set has no rows");
+  if (all.rows() == 0) {
+    throw Error(ErrorCode::kBadInput, all.name() + ": the training set has no rows");
   }
+  const Split split = SplitValidation(all, config);
+  const Dataset& train = split.fit;
+  const Dataset* validation = split.validation ? &*split.validation : nullptr;
   if (custom.NumParams() == 0) BadConfig("a custom model needs NumParams() >= 1, got 0");
   int threads = config.threads;
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -474,7 +598,8 @@ TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& train
   if (internal::InfoOf(config.algorithm).topology) internal::GossipTopology(config, threads, {});
   const auto run = [&](const auto& model) {
     const ModelInfo info{.kind = config.model, .l2 = l2, .num_features = train.num_features()};
-    TrainResult result = internal::RunMode(model, train, test, config, threads, l2, observer, info);
+    TrainResult result =
+        internal::RunMode(model, train, test, validation, config, threads, l2, observer, info);
     result.model = info;
     return result;
   };

@@ -111,6 +111,17 @@ TrainConfig ParseOptions(const py::dict& options) {
        [&](auto& n, auto v) {
          if (!v.is_none()) c.target_loss = Get<double>(n, v, "a number");
        }},
+      {"validation",
+       [&](auto& n, auto v) {
+         // The CLI's spelling: a path or a fraction (a Python number is taken as one).
+         if (v.is_none()) return;
+         c.validation = py::isinstance<py::str>(v) || py::isinstance<std::filesystem::path>(v)
+                            ? py::str(v).cast<std::string>()
+                            : std::string(py::str(py::float_(Get<double>(n, v, "a path or a fraction"))));
+       }},
+      {"early_stop", [&](auto& n, auto v) { c.early_stop = Get<int>(n, v, "an integer"); }},
+      {"metric",
+       [&](auto& n, auto v) { c.metric = ParseMetric(Get<std::string>(n, v, "a string")); }},
       {"time_limit", [&](auto& n, auto v) { c.time_limit_s = Get<double>(n, v, "a number"); }},
       {"bits", [&](auto& n, auto v) { c.bits = Get<int>(n, v, "an integer"); }},
       {"model_bits", [&](auto& n, auto v) { c.model_bits = Get<int>(n, v, "an integer"); }},
@@ -204,6 +215,11 @@ py::dict ToDict(const EvalPoint& p) {
   opt("test_loss", p.test_loss);
   opt("test_acc", p.test_acc);
   opt("test_rmse", p.test_rmse);
+  opt("test_auc", p.test_auc);
+  opt("validation_loss", p.validation_loss);
+  opt("validation_acc", p.validation_acc);
+  opt("validation_rmse", p.validation_rmse);
+  opt("validation_auc", p.validation_auc);
   d["samples_per_s"] = p.samples_per_s;
   d["bytes_sent"] = p.bytes_sent;
   d["bytes_sent_max"] = p.bytes_sent_max;

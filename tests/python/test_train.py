@@ -223,3 +223,18 @@ def test_every_cli_option_is_an_option_of_train(cli, sparse_problem):
         with pytest.raises(ValueError) as e:
             corral.train(X, y, **{name: object()})
         assert str(e.value).startswith(f"--{flag}: expected"), str(e.value)
+
+
+def test_early_stop_keeps_the_best_epochs_model(sparse_problem):
+    """validation=FRACTION and early_stop=N reach the library as the CLI's flags do: the run
+    stops N epochs after its best validation loss and returns that epoch's model."""
+    X, y, _ = sparse_problem
+    r = corral.train(X, y, threads=1, epochs=200, lr=2.0, lr_decay=1.0, validation=0.1,
+                     early_stop=2)
+    assert r.stop_reason == "early-stop"
+    best = min(r.history, key=lambda m: m["validation_loss"])
+    assert r.summary["best_epoch"] == best["epoch"]
+    assert r.history[-1]["epoch"] == best["epoch"] + 2
+    assert "validation_auc" in best
+    with pytest.raises(ValueError, match="--early-stop watches a validation set"):
+        corral.train(X, y, threads=1, early_stop=2)

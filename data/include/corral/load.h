@@ -33,6 +33,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -69,10 +70,26 @@ struct LoadOptions {
   int csv_label_column = 0;
   // IDX: the labels file; empty = derived from the images file's name.
   std::string idx_labels;
+  // Text formats: the number of the text's first line in its file. Above 1 when the text
+  // continues a file read in pieces (ForEachPiece): error messages then name the file's line,
+  // and no header or byte order mark is looked for.
+  std::uint64_t first_line = 1;
 };
 
 // Reads `path` in `options.format` (or the detected one).
 Dataset LoadDataset(const std::string& path, const LoadOptions& options = {});
+
+// Reads `path` in consecutive pieces of whole rows and calls `fn(piece, first_row)` for each,
+// in file order (`first_row`: the piece's first row in the file, from 0), so that an input
+// larger than memory is held about `piece_bytes` of text (and its parsed rows) at a time. Each
+// piece of text is parsed as LoadDataset parses a file (in parallel, with `options`; errors
+// name the file's own line); a cache is memory-mapped and handed out in row ranges; an IDX
+// file is read whole. Per piece, as for a file of its own: a CSV piece's rows agree on their
+// field count, and a ratings piece without options.ratings_mapping maps its ids on its own
+// (give the mapping to predict with a trained model's ids). Throws as LoadDataset does (and
+// kBadConfig for piece_bytes 0); the pieces before a bad line have already been handed out.
+void ForEachPiece(const std::string& path, const LoadOptions& options, std::size_t piece_bytes,
+                  const std::function<void(const Dataset& piece, std::size_t first_row)>& fn);
 
 // Parses text already in memory (libsvm, ratings or csv; auto picks by content); `name`
 // stands for the path in error messages.

@@ -55,6 +55,15 @@ enum class Shuffle {
   kOff,    // storage order every epoch (no shuffling; for measuring what shuffling costs)
 };
 
+// What early stopping watches on the validation set (--metric); loss and rmse improve
+// downwards, acc and auc upwards.
+enum class Metric {
+  kLoss,      // mean data loss (no regulariser), every model
+  kAccuracy,  // fraction classified right: logistic, hinge, softmax, mlp
+  kAuc,       // area under the ROC curve of the margin: logistic, hinge
+  kRmse,      // root mean squared error: squared, mf
+};
+
 // Names as the CLI spells them; Parse* throw corral::Error (kBadConfig) listing valid values.
 std::string_view ToString(Algorithm a);
 std::string_view ToString(ModelKind m);
@@ -62,11 +71,13 @@ std::string_view ToString(Pin p);
 std::string_view ToString(Rounding r);
 std::string_view ToString(MixOrder m);
 std::string_view ToString(Shuffle s);
+std::string_view ToString(Metric m);
 Algorithm ParseAlgorithm(std::string_view name);
 ModelKind ParseModel(std::string_view name);
 Pin ParsePin(std::string_view name);
 Rounding ParseRounding(std::string_view name);
 MixOrder ParseMixOrder(std::string_view name);
 Shuffle ParseShuffle(std::string_view name);
+Metric ParseMetric(std::string_view name);
 
 }  // namespace corral

@@ -96,6 +96,7 @@ struct Evaluation {
   double objective = 0;  // loss + regulariser
   std::optional<double> accuracy;
   std::optional<double> rmse;
+  std::optional<double> auc;  // logistic, hinge: area under the ROC curve (RocAuc)
 };
 
 Evaluation EvaluateModel(const SavedModel& model, const Dataset& data);

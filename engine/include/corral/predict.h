@@ -9,6 +9,7 @@
 #include <corral/model_file.h>
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 namespace corral {
@@ -31,5 +32,11 @@ struct Predictions {
 // Throws corral::Error (kBadInput) when the parameters do not fit the description, or for mf
 // when `data` is not a ratings set.
 Predictions PredictModel(const SavedModel& model, const Dataset& data);
+
+// The area under the ROC curve of `scores` for `labels` (> 0 is the positive class): the
+// probability that a random positive scores above a random negative, ties counting half
+// (Mann-Whitney U / (P N), with tied scores given their mean rank). NaN when one class is
+// absent. \pre scores.size() == labels.size()
+double RocAuc(std::span<const float> scores, std::span<const float> labels);
 
 }  // namespace corral

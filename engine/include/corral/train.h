@@ -71,6 +71,18 @@ struct TrainConfig {
   std::string metrics_path;
   // Stop once the objective at an evaluation point is at or below this value.
   std::optional<double> target_loss;
+  // Held-out data scored at every epoch end (EvalPoint::validation_*): a file, read like a
+  // test set (format by detection, the training set's dimension and ids), or a fraction in
+  // (0, 1) of the training rows, held out by a split drawn from --seed and then not trained
+  // on. Empty: none. (A text that reads as a number is a fraction, anything else a path.)
+  std::string validation;
+  // Stop after this many epochs in a row without improvement of the validation --metric, and
+  // return (and save) the model of the best epoch; 0: train all --epochs, last epoch's model.
+  // Needs --validation.
+  int early_stop = 0;
+  // What --early-stop watches on the validation set: loss (mean data loss), acc (accuracy;
+  // classification), auc (area under the ROC curve; logistic, hinge), rmse (squared, mf).
+  Metric metric = Metric::kLoss;
   // Stop after this many seconds of training (0: no limit); the epoch running is cut short.
   double time_limit_s = 0;
   // Continue the run saved in this model file (written by --save), from where it stopped.
@@ -219,6 +231,12 @@ struct EvalPoint {
   std::optional<double> test_loss;
   std::optional<double> test_acc;
   std::optional<double> test_rmse;
+  std::optional<double> test_auc;    // binary models (logistic, hinge)
+  // With TrainConfig::validation: the same measures on the validation set.
+  std::optional<double> validation_loss;
+  std::optional<double> validation_acc;
+  std::optional<double> validation_rmse;
+  std::optional<double> validation_auc;
   double samples_per_s = 0;    // in the last epoch
   std::uint64_t bytes_sent = 0;      // by all workers so far (modes that communicate)
   std::uint64_t bytes_sent_max = 0;  // by the busiest worker so far
@@ -266,6 +284,7 @@ enum class StopReason {
   kTimeLimit,  // --time-limit ran out
   kCancelled,  // TrainObserver::stop was requested (Ctrl-C in the CLI)
   kObserver,   // on_eval returned false
+  kEarlyStop,  // --early-stop epochs passed without improvement of the validation --metric
 };
 std::string_view ToString(StopReason r);
 
@@ -278,6 +297,8 @@ struct TrainResult {
   std::optional<int> epochs_to_target;
   std::optional<double> train_s_to_target;
   std::vector<EvalPoint> history;
+  // With --early-stop: the epoch whose model `params` holds (the best validation --metric).
+  std::optional<int> best_epoch;
   int threads = 0;
   float l2 = 0;                // the L2 strength used
   float lr = 0;                // the initial step size used
@@ -309,6 +330,10 @@ struct TrainResult {
   // the library never prints: callers show them (the CLI on stderr).
   std::vector<std::string> warnings;
 };
+
+// The evaluation point of the model `result.params` holds: with --early-stop the best
+// epoch's, else the last one; nullptr when no epoch ran.
+const EvalPoint* ResultPoint(const TrainResult& result);
 
 // The trained model with its training state: SaveModel(path, ToSavedModel(result)) writes a
 // file that `corral eval` reads and `TrainConfig::resume_path` continues.

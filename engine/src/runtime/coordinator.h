@@ -148,6 +148,7 @@ struct RunPlan {
   double copy_bytes_left = std::numeric_limits<double>::infinity();
   ModelInfo info;                     // what the parameters mean (checkpoints written while training)
   ModeState mode_state;               // resumed: the mode's saved state (empty: none saved)
+  const Dataset* validation = nullptr;  // --validation: scored at every epoch end (or none)
   float EpochLr(int epoch) const {
     return lr * std::pow(config.lr_decay, static_cast<float>(epoch));
   }
@@ -175,9 +176,67 @@ void EvaluateInto(const M& model, std::span<const float> w, const Dataset& train
     } else {
       p.test_acc = on_test.accuracy;
     }
+    p.test_auc = EvaluateAuc(model, w, *test);
   }
   p.diverged = !finite;
 }
+
+// The validation set's measures (TrainConfig::validation) as an evaluation point's fields.
+template <typename M>
+void EvaluateValidation(const M& model, std::span<const float> w, const Dataset& validation,
+                        EvalPoint& p) {
+  const EvalResult r = Evaluate(model, w, validation);
+  p.validation_loss = r.loss;
+  if constexpr (M::kTask == Task::kRegression) {
+    p.validation_rmse = r.rmse;
+  } else {
+    p.validation_acc = r.accuracy;
+  }
+  p.validation_auc = EvaluateAuc(model, w, validation);
+}
+
+// --early-stop: the best validation --metric so far, its epoch and its model. Loss and RMSE
+// improve downwards, accuracy and AUC upwards; a tie is no improvement (the earlier, simpler
+// model stays), nor is a NaN.
+class BestEpoch {
+ public:
+  explicit BestEpoch(Metric metric) : metric_(metric) {}
+
+  // Whether `p` improves on the best so far (it then becomes the best, with `params`).
+  bool Offer(const EvalPoint& p, std::span<const float> params) {
+    const std::optional<double> value = ValueOf(p);
+    if (!value || std::isnan(*value)) return false;
+    const bool higher_better = metric_ == Metric::kAccuracy || metric_ == Metric::kAuc;
+    if (epoch_ > 0 && (higher_better ? *value <= best_ : *value >= best_)) return false;
+    best_ = *value;
+    epoch_ = p.epoch;
+    params_.assign(params.begin(), params.end());
+    return true;
+  }
+  int epoch() const { return epoch_; }  // 0: none yet
+  double value() const { return best_; }
+  std::vector<float>& params() { return params_; }
+
+ private:
+  std::optional<double> ValueOf(const EvalPoint& p) const {
+    switch (metric_) {
+      case Metric::kLoss:
+        return p.validation_loss;
+      case Metric::kAccuracy:
+        return p.validation_acc;
+      case Metric::kAuc:
+        return p.validation_auc;
+      case Metric::kRmse:
+        return p.validation_rmse;
+    }
+    return std::nullopt;
+  }
+
+  Metric metric_;
+  double best_ = 0;
+  int epoch_ = 0;
+  std::vector<float> params_;
+};
 
 // --init: the parameters of a model file (its training state, if any, is not used), checked to
 // be a model of this run's kind and size. Throws kBadInput naming both.
@@ -465,6 +524,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
 
   double train_s = 0;
   std::string divergence;  // why the run diverged; empty while it has not
+  BestEpoch best(config.metric);
   mode.Snapshot(snapshot);  // the result, should no epoch run (a finished run resumed)
   EvalPoint start_point;
   EvaluateInto(model, std::span<const float>(snapshot), train, nullptr, start_point);
@@ -540,6 +600,9 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     }
     if constexpr (requires { mode.MeasureRounds(p); }) mode.MeasureRounds(p);
     EvaluateInto(model, std::span<const float>(snapshot), train, test, p);
+    if (plan.validation != nullptr) {
+      EvaluateValidation(model, std::span<const float>(snapshot), *plan.validation, p);
+    }
     p.wall_s = seconds_since(start);
     divergence = guard.Check(result.history, p);
     p.diverged = !divergence.empty();
@@ -551,6 +614,11 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
       capture_state(result.state, train_s);
       SaveModel(config.checkpoint_path, {.info = plan.info, .params = snapshot, .training = result.state});
       last_checkpoint = Clock::now();
+    }
+    if (config.early_stop > 0 && !best.Offer(p, snapshot) &&
+        p.epoch - best.epoch() >= config.early_stop) {
+      result.stop_reason = StopReason::kEarlyStop;
+      break;
     }
     if (config.target_loss && p.objective <= *config.target_loss && !result.epochs_to_target) {
       result.epochs_to_target = p.epoch;
@@ -580,6 +648,20 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   }
   capture_state(result.state, train_s);
   result.params = std::move(snapshot);
+  if (config.early_stop > 0 && best.epoch() > 0) {
+    // The best epoch's model is the result; the state stays where training stopped.
+    result.best_epoch = best.epoch();
+    result.params = std::move(best.params());
+    AddSummaryLine(result, "early stop",
+                   "best epoch " + std::to_string(best.epoch()) + " (validation " +
+                       std::string(ToString(config.metric)) + " " + Number(best.value()) +
+                       "), its model returned; " +
+                       (result.stop_reason == StopReason::kEarlyStop
+                            ? "stopped after " + std::to_string(config.early_stop) +
+                                  " epochs without improvement"
+                            : "no stop"));
+    AddSetting(result, "best_epoch", static_cast<std::int64_t>(best.epoch()));
+  }
   live.Finish(result.params);
   if constexpr (requires { mode.Describe(result); }) mode.Describe(result);
   DescribeShuffle(mode, plan, result);

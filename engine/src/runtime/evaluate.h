@@ -7,13 +7,17 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
 
 #include <corral/dataset.h>
 #include <corral/model.h>
+#include <corral/predict.h>
 
 #include "engine/src/runtime/tsan_handoff.h"
 
@@ -43,6 +47,29 @@ EvalResult Evaluate(const M& model, std::span<const float> w, const Dataset& dat
       std::plus<>());
   handoff.Joined();
   return {sums.loss / sums.rows, sums.correct / sums.rows, std::sqrt(sums.sq_err / sums.rows)};
+}
+
+// Binary models with a margin (logistic, hinge): the area under the ROC curve of the margins
+// on `data` (RocAuc); nullopt for the other models. O(rows log rows).
+template <typename M>
+std::optional<double> EvaluateAuc(const M& model, std::span<const float> w, const Dataset& data) {
+  if constexpr (M::kTask == Task::kBinary && requires { model.Margin(w, data.Row(0)); }) {
+    if (data.rows() == 0) return std::nullopt;
+    std::vector<float> margins(data.rows());
+    TsanHandOff handoff;  // as in Evaluate: the caller rewrites `w` afterwards
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, data.rows(), 1024),
+                      [&](const tbb::blocked_range<std::size_t>& range) {
+                        handoff.TaskBegins();
+                        for (std::size_t r = range.begin(); r < range.end(); ++r) {
+                          margins[r] = model.Margin(w, data.Row(r));
+                        }
+                        handoff.TaskEnds();
+                      });
+    handoff.Joined();
+    return RocAuc(margins, data.labels());
+  } else {
+    return std::nullopt;
+  }
 }
 
 }  // namespace corral::internal

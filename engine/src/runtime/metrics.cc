@@ -60,6 +60,11 @@ void MetricsWriter::Write(const EvalPoint& p) {
   if (p.test_loss) j["test_loss"] = *p.test_loss;
   if (p.test_acc) j["test_acc"] = *p.test_acc;
   if (p.test_rmse) j["test_rmse"] = *p.test_rmse;
+  if (p.test_auc) j["test_auc"] = *p.test_auc;
+  if (p.validation_loss) j["validation_loss"] = *p.validation_loss;
+  if (p.validation_acc) j["validation_acc"] = *p.validation_acc;
+  if (p.validation_rmse) j["validation_rmse"] = *p.validation_rmse;
+  if (p.validation_auc) j["validation_auc"] = *p.validation_auc;
   if (p.consensus) j["consensus"] = *p.consensus;
   if (p.compress_rel_error) j["compress_rel_error"] = *p.compress_rel_error;
   if (p.gossip_every) j["gossip_every"] = *p.gossip_every;
@@ -72,6 +77,8 @@ void MetricsWriter::Write(const EvalPoint& p) {
 void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r) {
   if (!out_.is_open()) return;
   const EvalPoint last = r.history.empty() ? EvalPoint{} : r.history.back();
+  // The measures of the model the run returns (the best epoch's with --early-stop).
+  const EvalPoint model = ResultPoint(r) != nullptr ? *ResultPoint(r) : EvalPoint{};
   nlohmann::json j = {
       {"event", "summary"},
       {"algo", ToString(config.algorithm)},
@@ -80,8 +87,8 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
       {"epochs", last.epoch},
       {"lr", r.lr},
       {"l2", r.l2},
-      {"train_loss", last.train_loss},
-      {"objective", last.objective},
+      {"train_loss", model.train_loss},
+      {"objective", model.objective},
       {"samples_per_s", r.samples_per_s},
       {"wall_s", r.wall_s},
       {"virtual_s", last.virtual_s},
@@ -94,11 +101,12 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
   };
   if (r.epochs_to_target) j["epochs_to_target"] = *r.epochs_to_target;
   if (r.train_s_to_target) j["time_to_target_s"] = *r.train_s_to_target;
-  if (last.train_acc) j["train_acc"] = *last.train_acc;
-  if (last.train_rmse) j["train_rmse"] = *last.train_rmse;
-  if (last.test_loss) j["test_loss"] = *last.test_loss;
-  if (last.test_acc) j["test_acc"] = *last.test_acc;
-  if (last.test_rmse) j["test_rmse"] = *last.test_rmse;
+  if (model.train_acc) j["train_acc"] = *model.train_acc;
+  if (model.train_rmse) j["train_rmse"] = *model.train_rmse;
+  if (model.test_loss) j["test_loss"] = *model.test_loss;
+  if (model.test_acc) j["test_acc"] = *model.test_acc;
+  if (model.test_rmse) j["test_rmse"] = *model.test_rmse;
+  if (model.test_auc) j["test_auc"] = *model.test_auc;
   // The algorithm's own settings (each mode describes itself) and, for replica modes, how far
   // apart the replicas ended and how much compression erred.
   for (const ModeSetting& setting : r.settings) {
