@@ -349,10 +349,11 @@ class RoundReplicas {
   // Gives the round's messages back to the transport, once applied.
   void ReleaseHeld(State& self, int w) { ReleaseAll(*transport_, w, self.held); }
 
-  // Worker w (a global id) of this rank.
+  // Worker w of this rank, by its global id: this rank's workers are [first_, first_ +
+  // plan_.threads) (RunPlan).
   State& Worker(int w) { return replicas_[w - first_]; }
   const State& Worker(int w) const { return replicas_[w - first_]; }
-  // The workers of this rank are the global ids [first_, first_ + plan_.threads).
+  // Whether the run spans ranks: the replicas' mean and consensus then gather every rank's.
   bool Across() const { return plan_.cluster->ranks() > 1; }
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
   std::string Name() const { return std::string(ToString(plan_.config.algorithm)); }
