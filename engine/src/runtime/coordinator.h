@@ -515,12 +515,17 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   result.state.epochs_done = plan.first_epoch;
   result.state.position = plan.start;
   for (int e = plan.first_epoch; e < config.epochs; ++e) {
+    // Stop before the epoch: cancelled, or out of time (each rank's clock; across ranks one
+    // rank's reason stops all, so that no rank starts an epoch the others will not run).
+    StopReason before = StopReason::kEpochs;
     if (observer.stop.stop_requested()) {
-      result.stop_reason = StopReason::kCancelled;
-      break;
+      before = StopReason::kCancelled;
+    } else if (config.time_limit_s > 0 && train_s >= config.time_limit_s) {
+      before = StopReason::kTimeLimit;
     }
-    if (config.time_limit_s > 0 && train_s >= config.time_limit_s) {
-      result.stop_reason = StopReason::kTimeLimit;
+    before = MaxAcross(cluster, before);
+    if (before != StopReason::kEpochs) {
+      result.stop_reason = before;
       break;
     }
     const auto epoch_began = Clock::now();
