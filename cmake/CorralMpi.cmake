@@ -1,5 +1,7 @@
 # CORRAL_MPI: the MPI transport (engine/src/channel/mpi_transport.*) that carries the replica
-# modes' messages between processes, built as the internal library `corral_mpi`. The installed
+# modes' messages between processes and the Cluster of mpirun's ranks
+# (engine/src/cluster/mpi_cluster.*), built as the internal library `corral_mpi`; the CLI links
+# it and trains across ranks under mpirun. The installed
 # `corral` library and its public headers never see mpi.h.
 #
 # On by default when an MPI for C++ is found (Debian: libopenmpi-dev openmpi-bin), off (with a
@@ -23,8 +25,15 @@ endif()
 if(CORRAL_MPI)
   set(MPI_CXX_SKIP_MPICXX ON)
   find_package(MPI REQUIRED COMPONENTS CXX)
-  add_library(corral_mpi STATIC ${PROJECT_SOURCE_DIR}/engine/src/channel/mpi_transport.cc)
+  add_library(corral_mpi STATIC ${PROJECT_SOURCE_DIR}/engine/src/channel/mpi_transport.cc
+                         ${PROJECT_SOURCE_DIR}/engine/src/cluster/mpi_cluster.cc)
   target_include_directories(corral_mpi PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(corral_mpi PUBLIC corral MPI::MPI_CXX PRIVATE Boost::headers)
   corral_target_options(corral_mpi)
+endif()
+# The CLI trains across ranks when started by mpirun (engine/cli/train_command.cc).
+if(CORRAL_MPI)
+  target_link_libraries(corral_cli PRIVATE corral_mpi)
+  target_include_directories(corral_cli PRIVATE ${PROJECT_SOURCE_DIR})
+  target_compile_definitions(corral_cli PRIVATE CORRAL_HAVE_MPI=1)
 endif()

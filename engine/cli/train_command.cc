@@ -1,10 +1,13 @@
 // `corral train`: parse flags into a TrainConfig, load data, train, report.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include <corral/corral.h>
 
@@ -12,8 +15,21 @@
 #include "progress.h"
 #include "train_options.h"
 
+#if CORRAL_HAVE_MPI
+#include "engine/src/cluster/mpi_cluster.h"
+#endif
+
 namespace corral::cli {
 namespace {
+
+// The ranks a launcher started this process among (Open MPI's mpirun, MPICH's Hydra, PMIx);
+// 1 when none did.
+int LaunchedRanks() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
+    if (const char* value = std::getenv(name); value != nullptr) return std::max(1, std::atoi(value));
+  }
+  return 1;
+}
 
 struct TrainCommand {
   TrainOptions options;
@@ -23,8 +39,15 @@ struct TrainCommand {
   std::string checkpoint_every;  // N (epochs) or Ns (seconds)
 };
 
-int RunTrain(TrainCommand& cmd) {
+// What a run needs before it trains: the resolved config and the data.
+struct Prepared {
+  TrainData data;
+};
+
+// Resolves the flags and loads the data. `voice`: this process prints and writes (rank 0).
+Prepared Prepare(TrainCommand& cmd, bool voice) {
   TrainOptions& o = cmd.options;
+  if (!voice) o.quiet = true;
   ResolveConfig(o);
   TrainConfig& config = o.config;
   config.resume_path = cmd.resume;
@@ -32,12 +55,20 @@ int RunTrain(TrainCommand& cmd) {
   config.checkpoint_path = cmd.save;
   ParseCheckpointEvery(cmd.checkpoint_every, config);
   // A bad destination fails now, not after the training it was meant to keep.
-  CheckOutputPath("--save", cmd.save);
-  CheckOutputPath("--metrics", config.metrics_path);
-  InstallInterruptHandler();
+  if (voice) {
+    CheckOutputPath("--save", cmd.save);
+    CheckOutputPath("--metrics", config.metrics_path);
+  }
+  return {.data = LoadTrainData(o)};
+}
 
+// Trains and reports. `cluster`: the ranks of an mpirun (null: this process alone); rank 0 alone
+// prints, writes the metrics and saves.
+int RunTrain(TrainCommand& cmd, const TrainData& data, Cluster* cluster) {
+  const TrainOptions& o = cmd.options;
+  const TrainConfig& config = o.config;
+  InstallInterruptHandler();
   ProgressPrinter printer(stderr, o.quiet);
-  const TrainData data = LoadTrainData(o);
 
   std::stop_source stop;
   TrainObserver observer;
@@ -51,7 +82,10 @@ int RunTrain(TrainCommand& cmd) {
     printer.OnEval(p, config.epochs);
     return true;
   };
-  const TrainResult result = Train(data.train, data.test ? &*data.test : nullptr, config, observer);
+  const Dataset* test = data.test ? &*data.test : nullptr;
+  const TrainResult result = cluster != nullptr ? Train(data.train, test, config, observer, *cluster)
+                                                : Train(data.train, test, config, observer);
+  if (cluster != nullptr && cluster->rank() != 0) return 0;
   printer.Summary(config, result);
   for (const std::string& warning : result.warnings) {
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
@@ -73,6 +107,63 @@ int RunTrain(TrainCommand& cmd) {
   return 0;
 }
 
+#if CORRAL_HAVE_MPI
+// The exit status of an error: 2 bad usage or input, 1 a failed run (main.cc's rule).
+int StatusOf(const std::exception& e) {
+  const auto* error = dynamic_cast<const Error*>(&e);
+  return error != nullptr && error->IsUsageError() ? 2 : 1;
+}
+
+// The largest of every rank's `status` (collective).
+int WorstStatus(Cluster& cluster, int status) {
+  std::vector<int> all(static_cast<std::size_t>(cluster.ranks()));
+  cluster.AllGather(std::as_bytes(std::span(&status, 1)), std::as_writable_bytes(std::span(all)));
+  return *std::max_element(all.begin(), all.end());
+}
+
+// `corral train` as one rank of an mpirun. Each rank's error is printed with its rank. The
+// ranks agree once the data is loaded (a file missing on one rank stops all of them cleanly,
+// with that rank's status) and again at the end (AgreeOnExit: no rank hangs when another
+// failed inside the run).
+int RunAcrossRanks(TrainCommand& cmd) {
+  const std::unique_ptr<Cluster> cluster = internal::MakeMpiCluster(nullptr, nullptr);
+  const auto report = [&](const std::exception& e) {
+    std::fprintf(stderr, "corral: error: rank %d: %s\n", cluster->rank(), e.what());
+    return StatusOf(e);
+  };
+  std::optional<Prepared> prepared;
+  int status = 0;
+  try {
+    prepared.emplace(Prepare(cmd, cluster->rank() == 0));
+  } catch (const std::exception& e) {
+    status = report(e);
+  }
+  if (const int all = WorstStatus(*cluster, status); all != 0) return all;
+  try {
+    status = RunTrain(cmd, prepared->data, cluster.get());
+  } catch (const std::exception& e) {
+    status = report(e);
+  }
+  return internal::AgreeOnExit(*cluster, status);
+}
+#endif
+
+// `corral train`: in this process, or as one rank of an mpirun (R > 1 ranks).
+int RunTrainCommand(TrainCommand& cmd) {
+  if (const int ranks = LaunchedRanks(); ranks > 1) {
+#if CORRAL_HAVE_MPI
+    return RunAcrossRanks(cmd);
+#else
+    throw Error(ErrorCode::kBadConfig,
+                "this process is one of " + std::to_string(ranks) +
+                    " ranks (mpirun), but this corral was built without MPI (CORRAL_MPI off): "
+                    "install libopenmpi-dev openmpi-bin and rebuild, or run one process");
+#endif
+  }
+  const Prepared prepared = Prepare(cmd, true);
+  return RunTrain(cmd, prepared.data, nullptr);
+}
+
 }  // namespace
 
 Action AddTrainCommand(CLI::App& app) {
@@ -92,7 +183,7 @@ Action AddTrainCommand(CLI::App& app) {
                   "Start from the parameters of this model file (a --save of the same model kind "
                   "and size; its training state is ignored): a fresh run from epoch 1, e.g. on "
                   "new data");
-  return [cmd] { return RunTrain(*cmd); };
+  return [cmd] { return RunTrainCommand(*cmd); };
 }
 
 }  // namespace corral::cli

@@ -24,6 +24,7 @@
 #include <corral/load.h>
 #include <corral/rng.h>
 
+#include "engine/src/cluster/collectives.h"
 #include "engine/src/compress/compressor.h"
 #include "engine/src/gossip/replica_set.h"
 #include "engine/src/modes/compressed_gossip_setup.h"
@@ -505,16 +506,18 @@ double PeakRssMb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+// `threads` workers on each rank of `cluster`.
 template <typename M>
 TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
-                    const Dataset* validation, const TrainConfig& config, int threads, float l2,
+                    const Dataset* validation, const TrainConfig& config, int threads,
+                    Cluster& cluster, float l2,
                     const TrainObserver& observer, ModelInfo info) {
   const ModeInfo& mode = InfoOf(config.algorithm);
   // A step that averages every worker's batch is searched at that batch.
   const auto search_batch = static_cast<std::size_t>(config.batch) *
-                            static_cast<std::size_t>(mode.all_batches ? threads : 1);
+                            static_cast<std::size_t>(mode.all_batches ? threads * cluster.ranks() : 1);
   bool searched = false;
-  RunPlan plan = PlanRun(model, train, config, threads, search_batch, searched);
+  RunPlan plan = PlanRun(model, train, config, threads, cluster, search_batch, searched);
   plan.info = std::move(info);
   plan.validation = validation;
   return (*mode.runner)(model, ModeRun{.test = test, .plan = std::move(plan), .lr_searched = searched,
@@ -530,7 +533,50 @@ std::string ResolvedCompress(const TrainConfig& config) {
 
 TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& given,
                   const TrainObserver& observer) {
+  internal::LocalCluster alone;
+  return Train(all, test, given, observer, alone);
+}
+
+namespace {
+
+// What a run across ranks cannot do (yet), refused before any data is touched; each message
+// names the flag. Every rank checks the same config, so all refuse alike.
+void CheckAcrossRanks(const TrainConfig& config, const TrainObserver& observer, int ranks) {
+  const internal::ModeInfo& mode = internal::InfoOf(config.algorithm);
+  const std::string across = "across " + std::to_string(ranks) + " ranks (mpirun)";
+  if (!mode.across_ranks) {
+    std::string modes;
+    for (const internal::ModeInfo& m : internal::kModes) {
+      if (m.across_ranks) modes += (modes.empty() ? "" : ", ") + std::string(m.name);
+    }
+    BadConfig("--algo " + std::string(mode.name) + " does not run " + across + "; these do: " +
+              modes + " (or run it in one process)");
+  }
+  if (config.threads == 0) {
+    BadConfig("--threads must be a number " + across +
+              ": the workers of each rank (mpirun starts one rank per slot; e.g. one rank per "
+              "NUMA node with --threads its cores)");
+  }
+  if (!config.resume_path.empty() || config.checkpoint_every > 0 || config.checkpoint_every_s > 0) {
+    BadConfig("--resume and --checkpoint-every do not run " + across +
+              " yet (--save writes the final model from rank 0)");
+  }
+  if (!config.link.empty() && mode.link == internal::LinkUse::kParameterServer) {
+    BadConfig("--link with --algo " + std::string(mode.name) + " does not run " + across +
+              " yet (it does with the replica modes)");
+  }
+  if (observer.live != nullptr) BadConfig("a LiveModel does not follow a run " + across);
+  if (!config.validation.empty() || config.early_stop > 0) {
+    BadConfig("--validation and --early-stop do not run " + across + " yet");
+  }
+}
+
+}  // namespace
+
+TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& given,
+                  const TrainObserver& observer, Cluster& cluster) {
   given.Validate();
+  if (cluster.ranks() > 1) CheckAcrossRanks(given, observer, cluster.ranks());
   TrainConfig config = given;
   config.compress = ResolvedCompress(given);
   if (all.rows() == 0) {
@@ -542,6 +588,13 @@ TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& gi
   int threads = config.threads;
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // Every worker needs at least one row of its own.
+  const auto ranks = static_cast<std::size_t>(cluster.ranks());
+  if (ranks > 1 && static_cast<std::size_t>(threads) * ranks > train.rows()) {
+    throw Error(ErrorCode::kBadConfig,
+                train.name() + ": " + std::to_string(train.rows()) + " rows for " +
+                    std::to_string(ranks) + " ranks x --threads " + std::to_string(threads) +
+                    " workers: every worker needs a row of its own");
+  }
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
   // Each worker's gradient buffer holds an entry (index, value, L2 weight) for every stored
   // value of its batch's rows: a lower bound of what --batch costs, checked before any worker
@@ -555,13 +608,13 @@ TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& gi
   // A bad --topology fails before the step-size search spends time on the data.
   std::vector<std::string> mixing_warnings;
   if (const std::string topology = internal::CheckpointTopology(config); !topology.empty()) {
-    mixing_warnings = internal::CheckMixing(MakeTopology(topology, threads), config.strict);
+    mixing_warnings = internal::CheckMixing(MakeTopology(topology, threads * cluster.ranks()), config.strict);
   }
 
   return internal::WithTrainingModel(config, train, l2, [&](const auto& model) {
     ModelInfo info = internal::Describe(config.model, model, train);
     TrainResult result =
-        internal::RunMode(model, train, test, validation, config, threads, l2, observer, info);
+        internal::RunMode(model, train, test, validation, config, threads, cluster, l2, observer, info);
     result.model = std::move(info);
     result.warnings.insert(result.warnings.begin(), mixing_warnings.begin(), mixing_warnings.end());
     return result;
@@ -598,8 +651,9 @@ TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& all,
   if (internal::InfoOf(config.algorithm).topology) internal::GossipTopology(config, threads, {});
   const auto run = [&](const auto& model) {
     const ModelInfo info{.kind = config.model, .l2 = l2, .num_features = train.num_features()};
+    internal::LocalCluster alone;  // custom models run in one process
     TrainResult result =
-        internal::RunMode(model, train, test, validation, config, threads, l2, observer, info);
+        internal::RunMode(model, train, test, validation, config, threads, alone, l2, observer, info);
     result.model = info;
     return result;
   };

@@ -4,6 +4,7 @@
 #include <corral/algorithms.h>
 #include <corral/cache.h>
 #include <corral/class_map.h>
+#include <corral/cluster.h>
 #include <corral/custom_model.h>
 #include <corral/dataset.h>
 #include <corral/dense_grad.h>

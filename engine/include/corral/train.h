@@ -360,4 +360,16 @@ struct TrainObserver {
 TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& config,
                   const TrainObserver& observer = {});
 
+class Cluster;  // <corral/cluster.h>
+
+// Trains across the processes of `cluster` (every rank calls it with the same config and data):
+// each rank runs config.threads workers, ranks() x threads in all, and the run is the one a
+// single process with that many threads makes (the same parameters, bit for bit, for the modes
+// that run across ranks: sync, qsgd, dpsgd, local, dcd, ecd, choco; the others throw
+// kBadConfig). Every rank returns the same parameters and history; rank 0 alone writes
+// --metrics. `--threads` must be a number, and --resume, --checkpoint-every, --link with sync
+// or qsgd, and a LiveModel are refused across ranks (kBadConfig). One rank: as Train above.
+TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& config,
+                  const TrainObserver& observer, Cluster& cluster);
+
 }  // namespace corral

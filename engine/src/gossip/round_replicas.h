@@ -81,6 +81,16 @@ inline std::vector<std::pair<int, int>> GossipEdges(const Topology& topology) {
   return edges;
 }
 
+// The cache domain of each of a plan's global workers, which `hierarchical` groups by: the
+// placement's in one process; across ranks each rank is one group (complete or ring inside a
+// rank, ring across ranks).
+inline std::vector<int> WorkerDomains(const RunPlan& plan) {
+  if (plan.workers == plan.threads) return plan.worker_domain;
+  std::vector<int> domains(static_cast<std::size_t>(plan.workers));
+  for (int w = 0; w < plan.workers; ++w) domains[static_cast<std::size_t>(w)] = w / plan.threads;
+  return domains;
+}
+
 // What every synchronous replica worker keeps.
 // Thread safety: owner-only during an epoch; the coordinator reads it while parked.
 template <typename M>
@@ -111,37 +121,45 @@ class RoundReplicas {
     for (const State& s : replicas_) {
       if (s.position < EpochLength(w)) return 0;
     }
-    return replicas_[w].position;
+    return Worker(w).position;
   }
   std::uint64_t EpochLength(int /*w*/) const { return steps_per_epoch_ * Batch(); }
-  std::vector<std::span<const std::byte>> OwnedMemory(int w) const { return replicas_.OwnedMemory(w); }
+  std::vector<std::span<const std::byte>> OwnedMemory(int w) const { return replicas_.OwnedMemory(w - first_); }
   std::uint64_t Samples() const { return replicas_.Samples(); }
-  void Snapshot(std::span<float> out) const { replicas_.Mean(out); }
+  // The mean of every rank's replicas, summed in global worker order (collective across ranks).
+  void Snapshot(std::span<float> out) const {
+    if (!Across()) return replicas_.Mean(out);
+    MeanInto(GatherReplicas(*plan_.cluster, replicas_.Replicas(), out.size()).replicas, out);
+  }
   // The replicas' mean while the workers run (LiveModel): each replica copied by its owner at
   // a step boundary (see live.h), averaged exactly as Snapshot does.
   void LiveSnapshot(std::span<float> out) {
     tap_.Collect([&](std::span<const std::span<const float>> replicas) { MeanInto(replicas, out); });
   }
-  double Consensus() const { return replicas_.Consensus(); }
+  double Consensus() const {
+    if (!Across()) return replicas_.Consensus();
+    return ConsensusDistance(GatherReplicas(*plan_.cluster, replicas_.Replicas(), plan_.initial.size()).replicas);
+  }
   // The busiest worker's virtual clock; nullopt in realtime link mode (wall time is real).
   std::optional<double> VirtualSeconds() const {
     if (plan_.specs.link_mode == LinkMode::kRealtime) return std::nullopt;
     return replicas_.Max([](const State& s) { return s.time.clock; });
   }
+  // This rank's workers (the coordinator sums and maximises across ranks).
   std::uint64_t BytesSent() const {
     std::uint64_t total = 0;
-    for (int w = 0; w < plan_.threads; ++w) total += transport_->sent_by(w).bytes;
+    for (int w = first_; w < first_ + plan_.threads; ++w) total += transport_->sent_by(w).bytes;
     return total;
   }
   std::uint64_t BytesSentMax() const {
     std::uint64_t most = 0;
-    for (int w = 0; w < plan_.threads; ++w) most = std::max(most, transport_->sent_by(w).bytes);
+    for (int w = first_; w < first_ + plan_.threads; ++w) most = std::max(most, transport_->sent_by(w).bytes);
     return most;
   }
 
   // White-box views for tests, valid while the workers are parked. Replica(w) may be written
   // from Setup (tests start from different replicas).
-  std::span<float> Replica(int w) { return replicas_[w].x; }
+  std::span<float> Replica(int w) { return Worker(w).x; }
   const Topology& topology() const { return topology_; }
   // Rounds done so far (equal on all workers after an epoch that was not halted).
   std::uint64_t RoundsDone() const { return replicas_.empty() ? 0 : replicas_[0].round; }
@@ -173,23 +191,28 @@ class RoundReplicas {
   RoundReplicas(const M& model, const RunPlan& plan, std::atomic<bool>& halt,
                 std::size_t message_bytes)
       : model_(model), plan_(plan), halt_(halt),
-        topology_(GossipTopology(plan.config, plan.threads, plan.worker_domain)),
+        topology_(GossipTopology(plan.config, plan.workers, WorkerDomains(plan))),
+        first_(plan.first_worker),
         replicas_(plan.threads) {
     if (message_bytes > (std::size_t{1} << 31)) {
       throw Error(ErrorCode::kBadConfig, Name() + ": a message of " + std::to_string(message_bytes) +
                                              " bytes exceeds the transport's 2 GiB limit");
     }
-    transport_ = std::make_unique<ShmTransport>(
-        ShmTransportConfig{.workers = plan.threads,
+    // One process: shared memory; across ranks the cluster's (edges between ranks over MPI).
+    std::vector<int> rank_of_worker(static_cast<std::size_t>(plan.workers));
+    for (int w = 0; w < plan.workers; ++w) rank_of_worker[static_cast<std::size_t>(w)] = w / plan.threads;
+    transport_ = plan.cluster->MakeTransport(
+        ShmTransportConfig{.workers = plan.workers,
                            .edges = GossipEdges(topology_),
                            .max_payload_bytes = static_cast<std::uint32_t>(message_bytes),
-                           .link_mode = plan.specs.link_mode});
+                           .link_mode = plan.specs.link_mode},
+        rank_of_worker);
     for (int t = 0; t < topology_.period(); ++t) {
-      for (int w = 0; w < plan.threads; ++w) {
+      for (int w = 0; w < plan.workers; ++w) {
         max_degree_ = std::max(max_degree_, topology_.Neighbours(w, static_cast<std::uint64_t>(t)).size());
       }
     }
-    steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.threads, Batch());
+    steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.workers, Batch());
     const Algorithm a = plan.config.algorithm;
     // ecd's extrapolation is defined per step; dcd takes local steps only when asked for
     // (compressed_gossip.h): auto is 1 for both.
@@ -201,18 +224,18 @@ class RoundReplicas {
   // Worker w's common setup, on its own thread (first touch: the replica is NUMA-local). The
   // mode allocates its own memories after it.
   State& SetupWorker(int w) {
-    State& self = replicas_[w];
-    self.Build(model_, plan_.train, w, plan_.threads, Batch(), Shuffle::kIndex, plan_.copy_shards);
+    State& self = Worker(w);
+    self.Build(model_, plan_.train, w, plan_.workers, Batch(), Shuffle::kIndex, plan_.copy_shards);
     self.rows.resize(Batch());
     self.x.assign(plan_.initial.begin(), plan_.initial.end());
     self.held.reserve(max_degree_);
     self.sources.reserve(max_degree_ + 1);
-    self.link.emplace(plan_.specs.link.value_or(LinkSpec{}), plan_.threads);  // none: infinitely fast
+    self.link.emplace(plan_.specs.link.value_or(LinkSpec{}), plan_.workers);  // none: infinitely fast
     self.every = period_.every();
     self.until_round = self.every;
     if (period_.automatic()) Calibrate(self, w);
     transport_->Bind(w);
-    if (tap_.active()) tap_.Park(w, self.x);
+    if (tap_.active()) tap_.Park(w - first_, self.x);
     return self;
   }
 
@@ -221,16 +244,16 @@ class RoundReplicas {
   // worker failed or the run halted), which ends the epoch.
   template <typename Step>
   void RunEpoch(int w, int epoch, std::atomic<std::uint64_t>& steps, Step&& step) {
-    State& self = replicas_[w];
-    if (tap_.active()) tap_.Unpark(w);
+    State& self = Worker(w);
+    if (tap_.active()) tap_.Unpark(w - first_);
     try {
       Loop(self, w, epoch, steps, step);
     } catch (...) {
       transport_->Abort();  // wake the neighbours waiting for this worker's messages
-      if (tap_.active()) tap_.Park(w, self.x);
+      if (tap_.active()) tap_.Park(w - first_, self.x);
       throw;
     }
-    if (tap_.active()) tap_.Park(w, self.x);
+    if (tap_.active()) tap_.Park(w - first_, self.x);
   }
 
   // Round self.round of worker w: sends `payload` to its recipients and receives its
@@ -326,8 +349,12 @@ class RoundReplicas {
   // Gives the round's messages back to the transport, once applied.
   void ReleaseHeld(State& self, int w) { ReleaseAll(*transport_, w, self.held); }
 
-  State& Worker(int w) { return replicas_[w]; }
-  const State& Worker(int w) const { return replicas_[w]; }
+  // Worker w of this rank, by its global id: this rank's workers are [first_, first_ +
+  // plan_.threads) (RunPlan).
+  State& Worker(int w) { return replicas_[w - first_]; }
+  const State& Worker(int w) const { return replicas_[w - first_]; }
+  // Whether the run spans ranks: the replicas' mean and consensus then gather every rank's.
+  bool Across() const { return plan_.cluster->ranks() > 1; }
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
   std::string Name() const { return std::string(ToString(plan_.config.algorithm)); }
 
@@ -335,6 +362,7 @@ class RoundReplicas {
   const RunPlan& plan_;
   std::atomic<bool>& halt_;
   const Topology topology_;
+  const int first_;  // this rank's first worker (RunPlan::first_worker)
 
   // The summary's lines about rounds: "gossip: every K steps (auto), rounds S% of the time",
   // "round: compute .. us, encode .., wait .., decode .., mix .." (the last epoch's mean
@@ -350,9 +378,16 @@ class RoundReplicas {
                                         1e6 * t.compute_s, 1e6 * t.encode_s, 1e6 * t.wait_s,
                                         1e6 * t.decode_s, 1e6 * t.mix_s));
     }
+    // A rank counts what its own workers sent: every rank's counts, summed (collective).
+    const std::vector<std::pair<int, int>> edges = GossipEdges(topology_);
+    std::vector<std::uint64_t> mine;
+    for (const auto& [from, to] : edges) mine.push_back(transport_->counters(from, to).bytes);
+    const std::vector<std::uint64_t> all = GatherAll(*plan_.cluster, std::span<const std::uint64_t>(mine));
     r.edge_bytes.clear();
-    for (const auto& [from, to] : GossipEdges(topology_)) {
-      r.edge_bytes.push_back({.from = from, .to = to, .bytes = transport_->counters(from, to).bytes});
+    for (std::size_t k = 0; k < edges.size(); ++k) {
+      std::uint64_t bytes = 0;
+      for (std::size_t at = k; at < all.size(); at += edges.size()) bytes += all[at];
+      r.edge_bytes.push_back({.from = edges[k].first, .to = edges[k].second, .bytes = bytes});
     }
   }
 
@@ -372,7 +407,7 @@ class RoundReplicas {
         transport_->Abort();  // no neighbour may wait for a round this worker will not send
         break;
       }
-      if (tap_.active()) tap_.Poll(w, self.x);  // a snapshot request: one copy of x_i
+      if (tap_.active()) tap_.Poll(w - first_, self.x);  // a snapshot request: one copy of x_i
       for (std::size_t j = 0; j < batch; ++j) self.rows[j] = self.order[(s * batch + j) % rows];
       // kAhead steps ahead, as hogwild does: a shuffled epoch misses the cache on every row.
       for (std::size_t j = 0; j < batch; ++j) {
@@ -454,10 +489,11 @@ class RoundReplicas {
                       .mix_s = sum.mix_s / rounds};
   }
 
+  // Every worker's times, of all ranks (collective): every rank then sets the same period.
   std::vector<RoundTimes> Times() const {
     std::vector<RoundTimes> times;
     for (const State& s : replicas_) times.push_back(s.times);
-    return times;
+    return GatherAll(*plan_.cluster, std::span<const RoundTimes>(times));
   }
   // Hands the period's K to every worker, each counting afresh to its next round (the same
   // steps on all workers). Workers parked.
@@ -487,7 +523,7 @@ class RoundReplicas {
   }
 
   const std::string name_ = Name();  // for error messages, built once
-  std::unique_ptr<ShmTransport> transport_;
+  std::unique_ptr<Transport> transport_;
   ReplicaSet<State> replicas_;
   std::size_t max_degree_ = 0;
   std::size_t steps_per_epoch_ = 0;

@@ -150,13 +150,15 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   std::optional<double> CompressRelError() {
     double sum = 0;
     std::uint64_t count = 0;
-    for (int w = 0; w < this->plan_.threads; ++w) {
+    for (int w = this->first_; w < this->first_ + this->plan_.threads; ++w) {
       State& s = this->Worker(w);
       sum += s.error_sum;
       count += s.error_count;
       s.error_sum = 0;
       s.error_count = 0;
     }
+    sum = SumAcross(*this->plan_.cluster, sum);  // collective across ranks
+    count = SumAcross(*this->plan_.cluster, count);
     if (count == 0) return std::nullopt;
     return sum / static_cast<double>(count);
   }

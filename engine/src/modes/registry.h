@@ -47,6 +47,9 @@ struct ModeInfo {
   bool round_based = false;
   // Runs --schedule seeded:TAU (seeded_schedule.h); the other asynchronous modes refuse it.
   bool seeded = false;
+  // Runs across ranks (mpirun -np R corral train): its workers take global ids from the run
+  // plan and it reaches the other ranks through the plan's Cluster; the others refuse.
+  bool across_ranks = false;
 };
 
 inline constexpr auto kModes = std::to_array<ModeInfo>({
@@ -61,33 +64,33 @@ inline constexpr auto kModes = std::to_array<ModeInfo>({
     {.algorithm = Algorithm::kSync, .name = "sync",
      .help = "synchronous mini-batch SGD: all workers' --batch gradients averaged per step; "
              "--link on --topology star",
-     .runner = &kSyncFamily, .link = LinkUse::kParameterServer, .all_batches = true, .round_based = true},
+     .runner = &kSyncFamily, .link = LinkUse::kParameterServer, .all_batches = true, .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kQsgd, .name = "qsgd",
      .help = "sync with QSGD-compressed gradients; --compress qsgd:B[:K], --link",
      .runner = &kSyncFamily, .link = LinkUse::kParameterServer, .compress = "qsgd:8",
-     .all_batches = true, .round_based = true},
+     .all_batches = true, .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kDpsgd, .name = "dpsgd",
      .help = "D-PSGD: replicas mixing over --topology every --gossip-every steps; --mix-order, "
              "--link",
-     .runner = &kDpsgdFamily, .topology = true, .link = LinkUse::kRounds, .round_based = true},
+     .runner = &kDpsgdFamily, .topology = true, .link = LinkUse::kRounds, .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kLocal, .name = "local",
      .help = "local SGD: exact averages (the complete graph) every --gossip-every steps; --link",
-     .runner = &kDpsgdFamily, .link = LinkUse::kRounds, .round_based = true},
+     .runner = &kDpsgdFamily, .link = LinkUse::kRounds, .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kDcd, .name = "dcd",
      .help = "DCD-PSGD: compressed model changes over --topology every --gossip-every steps; "
              "--compress (unbiased), --link, --strict",
      .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
-     .compress = "qsgd:8", .round_based = true},
+     .compress = "qsgd:8", .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kEcd, .name = "ecd",
      .help = "ECD-PSGD: compressed extrapolations over --topology every step; --compress "
              "(unbiased), --link, --strict",
      .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
-     .compress = "qsgd:8", .round_based = true},
+     .compress = "qsgd:8", .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kChoco, .name = "choco",
      .help = "CHOCO-SGD: compressed differences over --topology every --gossip-every steps; "
              "--compress (any), --gamma, --link",
      .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
-     .compress = "qsgd:8", .round_based = true},
+     .compress = "qsgd:8", .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kAdpsgd, .name = "adpsgd",
      .help = "AD-PSGD: asynchronous pairwise averages with a random --topology neighbour every "
              "--gossip-every steps; --compress, --gamma",

@@ -14,6 +14,12 @@
 // worker leaves the loop at the same step. A worker whose gradient throws drops out of the
 // barrier (arrive_and_drop) after raising `halt`, so the others stop at that same step.
 //
+// Across ranks (mpirun) every rank holds the whole model, and the barrier's completion of phase
+// A also gathers every rank's gradients (Cluster::AllGather, collectives.h): each rank then folds
+// all n workers' gradients, in global worker order, into its copy, so the copies stay equal and
+// every coordinate sees the operations of one process with n workers, in the same order: the
+// same bits. The stop decision travels with the gradients. (--link across ranks is a follow-up.)
+//
 // With --link (and --topology star) a step is also costed as a parameter server would pay it
 // (Lian et al. 2017's C-PSGD): each leaf's gradient travels to worker 0 over its link, and
 // worker 0 then sends the model to every leaf through its one NIC, serialised (link.h). The
@@ -26,6 +32,7 @@
 #include <atomic>
 #include <barrier>
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -51,8 +58,8 @@ class SyncMode {
  public:
   SyncMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_),
-        workers_(plan.threads), barrier_(plan.threads, Decide{this}) {
-    steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.threads, Batch());
+        workers_(plan.threads), first_(plan.first_worker), barrier_(plan.threads, Decide{this}) {
+    steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.workers, Batch());
     // The workers take every step together: resumed at different steps, the ones that finish
     // first would leave the others waiting at the barrier forever. A sync checkpoint saves
     // equal positions; unequal ones mean a damaged file.
@@ -74,8 +81,8 @@ class SyncMode {
   }
 
   void Setup(int w) {
-    State& self = workers_[w];
-    self.Build(model_, plan_.train, w, plan_.threads, Batch(), plan_.shuffle, plan_.copy_shards);
+    State& self = workers_[w - first_];
+    self.Build(model_, plan_.train, w, plan_.workers, Batch(), plan_.shuffle, plan_.copy_shards);
     self.rows.resize(Batch());
     if (plan_.config.algorithm == Algorithm::kQsgd) {
       const std::size_t dim = Dim(*self.grad);
@@ -84,8 +91,31 @@ class SyncMode {
     }
   }
 
+  // After every Setup (coordinator, workers parked): the gradients every step reduces, in
+  // global worker order; across ranks, the buffers their gathering uses.
+  void AfterSetup() {
+    sources_.clear();
+    if (plan_.cluster->ranks() == 1) {
+      for (const State& s : workers_) sources_.push_back(&*s.grad);
+      return;
+    }
+    std::size_t capacity = 0;
+    for (const State& s : workers_) capacity = std::max(capacity, Dim(*s.grad));
+    capacity_ = MaxAcross(*plan_.cluster, capacity);  // one record size on every rank
+    record_ = RecordBytes(capacity_);
+    mine_.assign(record_ * workers_.size(), std::byte{0});
+    all_.assign(record_ * static_cast<std::size_t>(plan_.workers), std::byte{0});
+    remote_.clear();
+    remote_.reserve(static_cast<std::size_t>(plan_.workers));
+    for (int g = 0; g < plan_.workers; ++g) {
+      const bool local = g >= first_ && g < first_ + plan_.threads;
+      remote_.emplace_back(local ? typename M::Grad() : MakeEmpty(capacity_));
+      sources_.push_back(local ? &*workers_[g - first_].grad : &remote_.back());
+    }
+  }
+
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
-    State& self = workers_[w];
+    State& self = workers_[w - first_];
     self.BeginEpoch(plan_.config.seed, epoch, w, start);
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
@@ -118,8 +148,8 @@ class SyncMode {
     }
   }
 
-  std::uint64_t Position(int w) const { return workers_.Position(w); }
-  std::vector<std::span<const std::byte>> OwnedMemory(int w) const { return workers_.OwnedMemory(w); }
+  std::uint64_t Position(int w) const { return workers_.Position(w - first_); }
+  std::vector<std::span<const std::byte>> OwnedMemory(int w) const { return workers_.OwnedMemory(w - first_); }
   std::uint64_t EpochLength(int /*w*/) const { return steps_per_epoch_ * Batch(); }
   std::uint64_t Samples() const { return workers_.Samples(); }
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
@@ -153,8 +183,11 @@ class SyncMode {
     SyncMode* self;
     void operator()() noexcept {
       self->stop_ = self->halt_.load(std::memory_order_relaxed);
-      // Phases alternate A, B; a step is costed once, when its gradients are all written.
-      if (!self->links_.empty() && (self->phase_++ % 2) == 0) self->AccountStep();
+      // Phases alternate A, B; a step is costed (and gathered across ranks) once, when its
+      // gradients are all written.
+      const bool gradients = (self->phase_++ % 2) == 0;
+      if (gradients && !self->all_.empty()) self->Gather();
+      if (gradients && !self->links_.empty()) self->AccountStep();
     }
   };
 
@@ -172,6 +205,78 @@ class SyncMode {
       done = std::max(done, links_[0].Send(centre, static_cast<int>(j), model_bytes));
     }
     clock_ = done;
+  }
+
+  // Across ranks, one worker's gradient travels as a record of fixed size (collectives gather
+  // equal blocks): its entry count, the stop flag, then the entries (sparse: indices, values,
+  // L2 weights up to the largest capacity; dense: the d values and the L2 weight).
+  static constexpr std::size_t kRecordHead = 2 * sizeof(std::uint32_t);
+  static std::size_t RecordBytes(std::size_t capacity) {
+    if constexpr (std::is_same_v<typename M::Grad, SparseGrad>) {
+      return kRecordHead + 12 * capacity;
+    } else {
+      return kRecordHead + 4 * (capacity + 1);
+    }
+  }
+  static typename M::Grad MakeEmpty(std::size_t capacity) {
+    if constexpr (std::is_same_v<typename M::Grad, SparseGrad>) {
+      return SparseGrad(capacity);
+    } else {
+      return DenseGrad(capacity);
+    }
+  }
+  static void Pack(const SparseGrad& g, bool stop, std::byte* at) {
+    const std::uint32_t head[2] = {static_cast<std::uint32_t>(g.size()), stop ? 1u : 0u};
+    std::memcpy(at, head, sizeof head);
+    at += kRecordHead;
+    for (std::size_t k = 0; k < g.size(); ++k, at += 12) {
+      const std::uint32_t u = g.index(k);
+      const float v[2] = {g.grad(k), g.l2(k)};
+      std::memcpy(at, &u, 4);
+      std::memcpy(at + 4, v, 8);
+    }
+  }
+  static void Pack(const DenseGrad& g, bool stop, std::byte* at) {
+    const std::uint32_t head[2] = {static_cast<std::uint32_t>(g.grad.size()), stop ? 1u : 0u};
+    std::memcpy(at, head, sizeof head);
+    std::memcpy(at + kRecordHead, g.grad.data(), 4 * g.grad.size());
+    std::memcpy(at + kRecordHead + 4 * g.grad.size(), &g.l2, 4);
+  }
+  // Unpacks a record into `g`; returns its stop flag.
+  static bool Unpack(const std::byte* at, SparseGrad& g) {
+    std::uint32_t head[2];
+    std::memcpy(head, at, sizeof head);
+    at += kRecordHead;
+    g.Clear();
+    for (std::uint32_t k = 0; k < head[0]; ++k, at += 12) {
+      std::uint32_t u = 0;
+      float v[2];
+      std::memcpy(&u, at, 4);
+      std::memcpy(v, at + 4, 8);
+      g.Push(u, v[0], v[1]);
+    }
+    return head[1] != 0;
+  }
+  static bool Unpack(const std::byte* at, DenseGrad& g) {
+    std::uint32_t head[2];
+    std::memcpy(head, at, sizeof head);
+    std::memcpy(g.grad.data(), at + kRecordHead, 4 * g.grad.size());
+    std::memcpy(&g.l2, at + kRecordHead + 4 * g.grad.size(), 4);
+    return head[1] != 0;
+  }
+  // Barrier completion of phase A, across ranks (one thread per rank, the others waiting, so
+  // the cluster is called by one thread at a time): every worker's gradient and stop flag from
+  // every rank; a stop on any rank stops all at this step.
+  void Gather() noexcept {
+    for (std::size_t i = 0; i < workers_.size(); ++i) Pack(*workers_[i].grad, stop_, mine_.data() + i * record_);
+    plan_.cluster->AllGather(mine_, all_);
+    for (int g = 0; g < plan_.workers; ++g) {
+      const std::byte* at = all_.data() + static_cast<std::size_t>(g) * record_;
+      std::uint32_t head[2];
+      std::memcpy(head, at, sizeof head);
+      stop_ = stop_ || head[1] != 0;
+      if (g < first_ || g >= first_ + plan_.threads) Unpack(at, remote_[static_cast<std::size_t>(g)]);
+    }
   }
 
   static std::size_t Dim(const SparseGrad& g) { return g.capacity(); }
@@ -192,17 +297,18 @@ class SyncMode {
     return bytes + index_bytes;
   }
 
-  // Folds every worker's gradient into worker w's slice of the coordinates.
+  // Folds every worker's gradient (all ranks', in global worker order) into this rank's
+  // worker w's slice of the coordinates.
   void Reduce(int w, float eta) {
     const std::size_t d = storage_.size();
-    const std::size_t lo = ShardBegin(d, w, plan_.threads);
-    const std::size_t hi = ShardBegin(d, w + 1, plan_.threads);
-    const float scale = 1.0f / static_cast<float>(plan_.threads);
+    const std::size_t lo = ShardBegin(d, w - first_, plan_.threads);
+    const std::size_t hi = ShardBegin(d, w - first_ + 1, plan_.threads);
+    const float scale = 1.0f / static_cast<float>(plan_.workers);
     if constexpr (std::is_same_v<typename M::Grad, SparseGrad>) {
       // Each entry as its own proximal step of size eta/n (step.h): the average over workers.
       const float step = eta * scale;
-      for (const State& from : workers_) {
-        const SparseGrad& g = *from.grad;
+      for (const SparseGrad* from : sources_) {
+        const SparseGrad& g = *from;
         for (std::size_t k = 0; k < g.size(); ++k) {
           const std::uint32_t u = g.index(k);
           if (u < lo || u >= hi) continue;
@@ -210,10 +316,10 @@ class SyncMode {
         }
       }
     } else {
-      const float shrink = ProximalShrink(eta, workers_[w].grad->l2);
+      const float shrink = ProximalShrink(eta, workers_[w - first_].grad->l2);
       for (std::size_t u = lo; u < hi; ++u) {
         float sum = 0;
-        for (const State& from : workers_) sum += from.grad->grad[u];
+        for (const DenseGrad* from : sources_) sum += from->grad[u];
         w_.Store(u, (w_.Load(u) - eta * scale * sum) * shrink);
       }
     }
@@ -227,6 +333,15 @@ class SyncMode {
   std::vector<float> storage_;
   Params w_;
   WorkerSet<State> workers_;
+  const int first_;  // this rank's first worker (RunPlan::first_worker)
+  // Every worker's gradient in global worker order: this rank's own, and across ranks the
+  // others' as gathered (remote_, whose entries for this rank's workers stay empty). Set in
+  // AfterSetup; written by the barrier completion, read by every worker after it.
+  std::vector<const typename M::Grad*> sources_;
+  std::vector<typename M::Grad> remote_;
+  std::size_t capacity_ = 0;   // entries per record (the largest gradient of any rank)
+  std::size_t record_ = 0;     // bytes per record
+  std::vector<std::byte> mine_, all_;  // this rank's records; every rank's (empty: one process)
   std::size_t steps_per_epoch_ = 0;
   std::barrier<Decide> barrier_;
   bool stop_ = false;  // W: barrier completion; R: workers after the barrier (it orders both)

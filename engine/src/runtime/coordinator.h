@@ -52,6 +52,7 @@
 #include <tuple>
 #include <vector>
 
+#include <corral/cluster.h>
 #include <corral/error.h>
 #include <corral/placement.h>
 #include <corral/rng.h>
@@ -59,6 +60,7 @@
 #include <corral/train.h>
 
 #include "engine/src/channel/link.h"
+#include "engine/src/cluster/collectives.h"
 #include "engine/src/runtime/crew.h"
 #include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/divergence.h"
@@ -128,7 +130,14 @@ inline RunSpecs ParseRunSpecs(const TrainConfig& config) {
 struct RunPlan {
   const Dataset& train;
   const TrainConfig& config;
-  int threads = 1;
+  int threads = 1;                   // this rank's workers
+  // Across ranks (mpirun): this rank hosts the workers [first_worker, first_worker + threads)
+  // of `workers` in all; one process: 0 and `threads`. Shards, random streams, topology and
+  // mixing weights come from the global ids, so R ranks of T threads run the algorithm of one
+  // process with R x T threads. Only modes registered as across_ranks see first_worker > 0.
+  int first_worker = 0;
+  int workers = 1;
+  Cluster* cluster = nullptr;        // never null once planned: LocalCluster in one process
   float lr = 0;                      // initial step size; epoch e uses lr * lr_decay^e
   std::vector<float> initial;        // starting parameters
   int first_epoch = 0;               // resumed runs start later
@@ -255,10 +264,13 @@ inline std::vector<float> InitialParameters(const TrainConfig& config, std::size
 
 // The run's step size, starting parameters and position: from a checkpoint, or fresh.
 // `search_batch` is the batch one update averages over (sync modes: all workers' batches).
+// `threads` workers on each of the cluster's ranks.
 template <typename M>
 RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config, int threads,
-                std::size_t search_batch, bool& lr_searched) {
-  RunPlan plan{.train = train, .config = config, .threads = threads, .specs = ParseRunSpecs(config)};
+                Cluster& cluster, std::size_t search_batch, bool& lr_searched) {
+  RunPlan plan{.train = train, .config = config, .threads = threads,
+               .first_worker = cluster.rank() * threads, .workers = cluster.ranks() * threads,
+               .cluster = &cluster, .specs = ParseRunSpecs(config)};
   lr_searched = false;
   if (!config.resume_path.empty()) {
     SavedModel saved = LoadModel(config.resume_path);
@@ -298,11 +310,27 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
     plan.lr = config.lr;
     if (plan.lr <= 0) {
       plan.lr = SearchStepSize(model, train, search_batch, config.seed).lr;
+      plan.lr = FromRankZero(cluster, plan.lr);  // the same search on every rank; rank 0's word
       lr_searched = true;
     }
   }
   plan.start.resize(static_cast<std::size_t>(threads), 0);
+  // The copies for workers on one node and a mode that re-lays out its rows; the coordinator
+  // settles them once it knows the placement and the mode (ResolveDataCopies there).
+  DataCopies copies = ResolveDataCopies(config.shuffle, true, false, DataBytes(train), config.memory_budget,
+                                        static_cast<double>(MemoryLimitBytes()));
+  plan.shuffle = copies.shuffle;
+  plan.shuffle_note = std::move(copies.shuffle_note);
+  plan.copy_bytes_left = copies.bytes_left;
   return plan;
+}
+
+// A plan for this process alone (tests and benches that build a mode themselves).
+template <typename M>
+RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config, int threads,
+                std::size_t search_batch, bool& lr_searched) {
+  static LocalCluster alone;  // stateless: shared by every caller
+  return PlanRun(model, train, config, threads, alone, search_batch, lr_searched);
 }
 
 // The visiting order the run used (the optional `Shuffling()` of the Mode contract: modes
@@ -371,6 +399,9 @@ inline void DescribeMemory(const PlacementReport& p, bool owned, bool all_bound,
   AddSummaryLine(r, "memory", text);
 }
 
+// What happened on the ranks in one phase of a run (setup, an epoch), the worst first.
+enum class RankOutcome : std::uint8_t { kOk, kHalted, kFailed };
+
 template <Model M, typename Mode>
 TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool lr_searched,
                       float l2, const TrainObserver& observer) {
@@ -382,10 +413,16 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   const TrainConfig& config = plan.config;
   const Dataset& train = plan.train;
   const int threads = plan.threads;
+  // Across ranks the mode's workers have global ids (RunPlan): worker w of this rank is
+  // first + w to the mode; Crew, Placement and the per-thread vectors here count locally.
+  const int first = plan.first_worker;
+  Cluster& cluster = *plan.cluster;
+  const bool across = cluster.ranks() > 1;
 
-  MetricsWriter metrics(config.metrics_path);
+  // One voice: rank 0 writes the metrics (and the caller prints and saves on rank 0 only).
+  MetricsWriter metrics(cluster.rank() == 0 ? config.metrics_path : std::string());
   TrainResult result;
-  result.threads = threads;
+  result.threads = plan.workers;
   result.l2 = l2;
   result.lr = plan.lr;
   result.lr_searched = lr_searched;
@@ -395,7 +432,10 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   // the epoch's end (Crew's semaphores) orders everything the workers wrote.
   std::atomic<bool> halt{false};
   // Before the mode: hogwild++'s groups and hierarchical topologies follow its cache domains.
-  Placement placement(config.hardware, config.pin, threads);
+  // Across ranks the launcher places the ranks (mpirun --map-by numa --bind-to numa) and the
+  // workers inherit their rank's binding: pinned by this process's view of the whole machine,
+  // the ranks sharing a machine would pin their workers onto the same cores.
+  Placement placement(config.hardware, across ? Pin::kNone : config.pin, threads);
   plan.worker_domain = placement.report().worker_domain;
   DataCopies copies = ResolveDataCopies(
       config.shuffle, requires(const Mode& m) { m.Shuffling(); }, placement.report().numa_nodes_used > 1,
@@ -412,11 +452,11 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   if constexpr (requires { mode.SharedMemory(); }) interleaved = placement.Interleave(mode.SharedMemory());
   for (int w = 0; w < threads; ++w) {
     const std::uint64_t at = plan.start[static_cast<std::size_t>(w)];
-    if (at > mode.EpochLength(w)) {
+    if (at > mode.EpochLength(first + w)) {
       throw Error(ErrorCode::kBadInput,
                   config.resume_path + ": worker " + std::to_string(w) + " resumes at sample " +
                       std::to_string(at) + " of an epoch of " +
-                      std::to_string(mode.EpochLength(w)) + " (a damaged checkpoint)");
+                      std::to_string(mode.EpochLength(first + w)) + " (a damaged checkpoint)");
     }
   }
   if constexpr (requires { mode.Report(result); }) mode.Report(result);
@@ -436,12 +476,12 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   constexpr bool kOwnsMemory = requires { mode.OwnedMemory(0); };
   const auto setup = [&](int w) {
     guarded([&] {
-      mode.Setup(w);
-      if constexpr (kOwnsMemory) bound[static_cast<std::size_t>(w)] = placement.BindLocal(w, mode.OwnedMemory(w));
+      mode.Setup(first + w);
+      if constexpr (kOwnsMemory) bound[static_cast<std::size_t>(w)] = placement.BindLocal(w, mode.OwnedMemory(first + w));
     });
   };
   const auto epoch = [&](int w, int e, std::atomic<std::uint64_t>& steps) {
-    guarded([&] { mode.Epoch(w, e, epoch_start[static_cast<std::size_t>(w)], steps); });
+    guarded([&] { mode.Epoch(first + w, e, epoch_start[static_cast<std::size_t>(w)], steps); });
   };
 
   // A worker's failure, in its setup or an epoch, is the run's kWorkerFailed (an Error as is).
@@ -456,8 +496,29 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
       throw Error(ErrorCode::kWorkerFailed, "a worker failed with an unknown exception");
     }
   };
+  // Across ranks, every rank learns at the same point whether another one failed or halted
+  // (a phase's outcome, agreed), so that all ranks leave the run together: a rank that threw
+  // while the others wait in a collective would hang them, and the replica modes' transport
+  // shuts down collectively. One process: the phase's own outcome.
+  const auto agreed = [&](auto&& phase) {
+    RankOutcome mine = RankOutcome::kOk;
+    try {
+      as_worker_failure(phase);
+    } catch (...) {
+      if (across) MaxAcross(cluster, RankOutcome::kFailed);
+      throw;
+    }
+    if (halt.load(std::memory_order_relaxed)) mine = RankOutcome::kHalted;
+    const RankOutcome all = across ? MaxAcross(cluster, mine) : mine;
+    if (all == RankOutcome::kFailed) {
+      throw Error(ErrorCode::kWorkerFailed,
+                  "rank " + std::to_string(cluster.rank()) +
+                      " stopped: another rank failed (that rank reports its error)");
+    }
+    return all;
+  };
   std::optional<Crew> crew;  // setups may run the model (replica modes calibrate on it)
-  as_worker_failure([&] { crew.emplace(threads, placement, setup, epoch); });
+  agreed([&] { crew.emplace(threads, placement, setup, epoch); });
   if constexpr (requires { mode.AfterSetup(); }) mode.AfterSetup();
   if (!plan.mode_state.empty()) {  // resumed with the mode's own state: continue it exactly
     if constexpr (requires(StateVisitor& v) { mode.VisitState(v); }) {
@@ -492,7 +553,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   // epoch's start (Position reports 0), from the replicas' mean.
   const auto capture_state = [&](TrainingState& state, double train_s_so_far) {
     state.algorithm = config.algorithm;
-    state.threads = threads;
+    state.threads = plan.workers;
     state.seed = config.seed;
     state.lr = plan.lr;
     state.lr_decay = config.lr_decay;
@@ -500,11 +561,13 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     state.topology = CheckpointTopology(config);
     state.compress = ResolvedCompress(config);
     state.train_s = train_s_so_far;
-    state.samples = mode.Samples();
+    state.samples = SumAcross(cluster, mode.Samples());
     state.order = VisitingOrder(UsedShuffle(mode));
     state.mode = {};
+    // Across ranks a rank holds its own workers' state only: the saved file keeps the
+    // replicas' mean, and a resumed run continues from it (as after a halted epoch).
     if constexpr (requires(StateVisitor& v) { mode.VisitState(v); }) {
-      if (state.position.empty()) {
+      if (state.position.empty() && !across) {
         StateVisitor v = StateVisitor::Saving(state.mode);
         mode.VisitState(v);
       }
@@ -532,18 +595,25 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   result.state.epochs_done = plan.first_epoch;
   result.state.position = plan.start;
   for (int e = plan.first_epoch; e < config.epochs; ++e) {
+    // Stop before the epoch: cancelled, or out of time (each rank's clock; across ranks one
+    // rank's reason stops all, so that no rank starts an epoch the others will not run).
+    StopReason before = StopReason::kEpochs;
     if (observer.stop.stop_requested()) {
-      result.stop_reason = StopReason::kCancelled;
-      break;
+      before = StopReason::kCancelled;
+    } else if (config.time_limit_s > 0 && train_s >= config.time_limit_s) {
+      before = StopReason::kTimeLimit;
     }
-    if (config.time_limit_s > 0 && train_s >= config.time_limit_s) {
-      result.stop_reason = StopReason::kTimeLimit;
+    before = MaxAcross(cluster, before);
+    if (before != StopReason::kEpochs) {
+      result.stop_reason = before;
       break;
     }
     const auto epoch_began = Clock::now();
+    // Progress counts this rank's samples (Crew's), evaluation points all ranks'.
     const std::uint64_t samples_before = mode.Samples();
+    const std::uint64_t all_before = SumAcross(cluster, samples_before);
     std::uint64_t epoch_samples = 0;
-    for (int w = 0; w < threads; ++w) epoch_samples += mode.EpochLength(w);
+    for (int w = 0; w < threads; ++w) epoch_samples += mode.EpochLength(first + w);
     const auto tick = [&](std::uint64_t steps) {
       const double elapsed = seconds_since(epoch_began);
       if (observer.stop.stop_requested() && !halt.load(std::memory_order_relaxed)) {
@@ -556,15 +626,20 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
         halt.store(true, std::memory_order_relaxed);
       }
       if (!observer.on_progress) return;
-      const auto done = static_cast<double>(steps - samples_before);
+      // Ranks step alike in the modes that run across them: rank 0's rate times the ranks.
+      const auto done = static_cast<double>(steps - samples_before) * cluster.ranks();
       observer.on_progress({.epoch = e + 1,
                             .epochs = config.epochs,
                             .epoch_fraction = std::min(1.0, done / static_cast<double>(epoch_samples)),
-                            .step = steps,
+                            .step = all_before + (steps - samples_before) * static_cast<std::uint64_t>(cluster.ranks()),
                             .wall_s = seconds_since(start),
                             .samples_per_s = elapsed > 0 ? done / elapsed : 0});
     };
-    as_worker_failure([&] { crew->RunEpoch(e, tick, config.time_limit_s > 0 ? 20 : 100); });
+    const RankOutcome outcome =
+        agreed([&] { crew->RunEpoch(e, tick, config.time_limit_s > 0 ? 20 : 100); });
+    if (across && outcome == RankOutcome::kHalted) {  // the reason of the rank that halted
+      result.stop_reason = MaxAcross(cluster, result.stop_reason);
+    }
     const double epoch_s = seconds_since(epoch_began);
     train_s += epoch_s;
     if constexpr (requires { mode.EndEpoch(); }) {
@@ -573,26 +648,28 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     }
 
     bool complete = true;
-    for (int w = 0; w < threads; ++w) complete = complete && mode.Position(w) >= mode.EpochLength(w);
+    for (int w = 0; w < threads; ++w) complete = complete && mode.Position(first + w) >= mode.EpochLength(first + w);
+    complete = !AnyAcross(cluster, !complete);
     result.state.epochs_done = complete ? e + 1 : e;
     result.state.position.clear();
     if (!complete) {
-      for (int w = 0; w < threads; ++w) result.state.position.push_back(mode.Position(w));
+      for (int w = 0; w < threads; ++w) result.state.position.push_back(mode.Position(first + w));
     }
     std::fill(epoch_start.begin(), epoch_start.end(), 0);
 
     EvalPoint p;
     p.epoch = e + 1;
-    p.step = mode.Samples();
+    p.step = SumAcross(cluster, mode.Samples());
     p.train_s = train_s;
     p.lr = plan.EpochLr(e);
-    p.samples_per_s = static_cast<double>(p.step - samples_before) / epoch_s;
-    p.bytes_sent = mode.BytesSent();
-    p.bytes_sent_max = mode.BytesSentMax();
+    p.samples_per_s = static_cast<double>(p.step - all_before) / epoch_s;
+    p.bytes_sent = SumAcross(cluster, mode.BytesSent());
+    p.bytes_sent_max = MaxAcross(cluster, mode.BytesSentMax());
     mode.Snapshot(snapshot);  // workers are parked: this is a consistent copy
     p.virtual_s = train_s;
     if constexpr (requires { mode.VirtualSeconds(); }) {
-      p.virtual_s = mode.VirtualSeconds().value_or(train_s);
+      const std::optional<double> modelled = mode.VirtualSeconds();  // nullopt on every rank or none
+      if (modelled) p.virtual_s = MaxAcross(cluster, *modelled);
     }
     if constexpr (requires { mode.Consensus(); }) p.consensus = mode.Consensus();
     if constexpr (requires { mode.CompressRelError(); }) {
@@ -626,20 +703,20 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
       result.stop_reason = StopReason::kTarget;
       break;
     }
-    if (halt.load(std::memory_order_relaxed)) break;  // time limit or cancellation
-    if (observer.on_eval && !observer.on_eval(p)) {
+    if (outcome == RankOutcome::kHalted) break;  // time limit or cancellation (on any rank)
+    if (AnyAcross(cluster, observer.on_eval && !observer.on_eval(p))) {
       result.stop_reason = StopReason::kObserver;
       break;
     }
   }
 
-  result.samples = mode.Samples();
+  result.samples = SumAcross(cluster, mode.Samples());
   result.train_s = train_s;
   result.wall_s = seconds_since(start);
   result.samples_per_s = train_s > 0 ? static_cast<double>(result.samples) / train_s : 0;
   result.peak_rss_mb = PeakRssMb();
-  result.bytes_sent = mode.BytesSent();
-  result.bytes_sent_max = mode.BytesSentMax();
+  result.bytes_sent = SumAcross(cluster, mode.BytesSent());
+  result.bytes_sent_max = MaxAcross(cluster, mode.BytesSentMax());
   if (!divergence.empty()) {
     throw Error(ErrorCode::kDiverged,
                 "training diverged at epoch " + std::to_string(result.history.back().epoch) +

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `mpiexec -n 2 corral train` (ctest mpi.train_cli): the saved model of 2 ranks x 2 threads
+# evaluates exactly as 1 process x 4 threads (mpi.train checks the bits), rank 0 alone speaks,
+# and an error on one rank ends every rank with a non-zero status and the message with its
+# rank: a data file missing on rank 1 only, a model file (--init) missing on rank 1 only (it
+# throws inside the run, where rank 0 already waits for it), a mode that does not run across
+# ranks.
+set -u
+corral=$1 mpiexec=$2
+dir=$(mktemp -d)
+log=$dir/log
+cleanup() { rm -rf "$dir"; }
+fail() { echo "FAIL: $*"; [[ -f $log ]] && cat "$log"; cleanup; exit 1; }
+"$corral" data gen classification --rows 3000 --features 300 --nnz-per-row 10 --seed 4 \
+  --out "$dir/data0.svm" >/dev/null 2>&1 || fail "data gen"
+common=(--data "$dir/data0.svm" --epochs 2 --lr 0.05 --gossip-every 1 --pin none --seed 9)
+
+"$corral" train "${common[@]}" --algo dpsgd --threads 4 --quiet --save "$dir/one.model" >"$log" 2>&1 ||
+  fail "1 x 4 failed"
+"$mpiexec" -n 2 "$corral" train "${common[@]}" --algo dpsgd --threads 2 --save "$dir/two.model" >"$log" 2>&1 ||
+  fail "2 x 2 failed"
+[[ $(grep -c "^saved the model" "$log") == 1 ]] || fail "expected one 'saved the model' line (rank 0's)"
+[[ $(grep -c "^data: " "$log") == 1 ]] || fail "expected one 'data:' line (rank 0's)"
+"$corral" eval --json --model-file "$dir/one.model" --data "$dir/data0.svm" >"$dir/one.json" 2>/dev/null ||
+  fail "eval one"
+"$corral" eval --json --model-file "$dir/two.model" --data "$dir/data0.svm" >"$dir/two.json" 2>/dev/null ||
+  fail "eval two"
+cmp -s "$dir/one.json" "$dir/two.json" || fail "2 x 2 evaluates as $(cat "$dir/two.json"), 1 x 4 as $(cat "$dir/one.json")"
+
+# Each rank reads "$dir/data<rank>.svm" (and --init "$dir/init<rank>.model"): rank 1's is missing.
+per_rank() {
+  "$mpiexec" -n 2 bash -c 'r=$OMPI_COMM_WORLD_RANK; exec "$0" train "$@" --data "'"$dir"'/data$r.svm" '"$1" \
+    "$corral" --algo dpsgd --threads 2 --epochs 2 --lr 0.05 --pin none --quiet "${@:2}" >"$log" 2>&1
+}
+per_rank ""
+rc=$?
+[[ $rc == 2 ]] || fail "data missing on rank 1: exit $rc, expected 2"
+grep -q "rank 1: .*data1.svm" "$log" || fail "data missing on rank 1: no message naming rank 1 and the file"
+
+cp "$dir/data0.svm" "$dir/data1.svm"
+cp "$dir/one.model" "$dir/init0.model"
+per_rank '--init "'"$dir"'/init$r.model"'
+rc=$?
+[[ $rc != 0 ]] || fail "--init missing on rank 1: exit 0"
+grep -q "rank 1: .*init1.model" "$log" || fail "--init missing on rank 1: no message naming rank 1 and the file"
+
+"$mpiexec" -n 2 "$corral" train "${common[@]}" --algo hogwild --threads 2 >"$log" 2>&1
+rc=$?
+[[ $rc == 2 ]] || fail "hogwild across ranks: exit $rc, expected 2"
+grep -q "rank 0: --algo hogwild does not run across 2 ranks" "$log" || fail "hogwild across ranks: no message naming --algo"
+cleanup
+echo "ok"
