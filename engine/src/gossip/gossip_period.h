@@ -17,7 +17,7 @@
 //    in the whole epoch, per worker), when the share left the band [kLow, kHigh] (hysteresis:
 //    a share that drifts inside the band keeps K, so K does not flap with timing noise).
 // K never exceeds an epoch's steps / kMinRoundsPerEpoch, so the replicas still meet a few times
-// per epoch. An automatic K makes results depend on timing: tests that compare parameters bit
+// per epoch, nor a mode's own limit (dcd: kDcdMaxAutoEvery in round_replicas.h). An automatic K makes results depend on timing: tests that compare parameters bit
 // for bit set K explicitly.
 //
 // Thread safety: RoundTimes and the calibration are owner-only during an epoch (the coordinator
@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 
 namespace corral::internal {
@@ -64,12 +65,16 @@ class GossipPeriod {
   static constexpr double kRoundLatencyS = 2e-6;
 
   // `configured`: TrainConfig::gossip_every (>= 1 fixed, kGossipEveryAuto); `local_steps`:
-  // false for a mode that must gossip every step (dcd, ecd: auto is then 1).
+  // false for a mode that must gossip every step (ecd: auto is then 1); `max_auto`: the
+  // largest K the mode allows an automatic period to pick (dcd's, round_replicas.h), below
+  // the epoch's cap. A fixed K is never capped.
   GossipPeriod() = default;  // fixed, every step
-  GossipPeriod(int configured, bool local_steps, std::uint64_t steps_per_epoch)
+  GossipPeriod(int configured, bool local_steps, std::uint64_t steps_per_epoch,
+               std::uint64_t max_auto = std::numeric_limits<std::uint64_t>::max())
       : automatic_(configured < 1 && local_steps),
         every_(configured >= 1 ? static_cast<std::uint64_t>(configured) : 1),
-        cap_(std::max<std::uint64_t>(1, steps_per_epoch / kMinRoundsPerEpoch)) {}
+        cap_(std::clamp<std::uint64_t>(steps_per_epoch / kMinRoundsPerEpoch, 1,
+                                       std::max<std::uint64_t>(1, max_auto))) {}
 
   bool automatic() const { return automatic_; }
   std::uint64_t every() const { return every_; }
