@@ -6,8 +6,9 @@ hardware speed).
    seed 1): hogwild and every replica mode at its defaults (--gossip-every auto), 2 threads,
    --lr 0.25, --epochs 10 (or --epochs); samples/s relative to hogwild's and the final
    objective relative to hogwild's, and the period K and gossip share the automatic period
-   settled on in the last epoch. dcd and ecd (every step by default: minutes on this set, each
-   round O(d)) are left out.
+   settled on in the last epoch. ecd (every step: minutes on this set, each round O(d)) is
+   left out, and so is dcd (its automatic period stops at 8 steps: still a round of O(d)
+   per 8 steps of O(nnz)).
 2. a9a (../shared/data/a9a), 2 threads: hogwild vs dpsgd --gossip-every 1 (every step: the
    cost of a round itself).
 3. Fashion-MNIST (Debian's dataset-fashion-mnist), --model mlp --hidden 256,128 --batch 16

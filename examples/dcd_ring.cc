@@ -19,7 +19,7 @@ int main() {
         .algorithm = corral::ParseAlgorithm(algorithm),
         .threads = 4,
         .epochs = 30,
-        .batch = 8,  // samples per gossip round
+        .batch = 8,  // samples per step; a gossip round every few steps (gossip_every: auto)
         .compress = "qsgd:8",  // what dcd sends each round: 8-bit QSGD of its change
         .topology = "ring",
     };

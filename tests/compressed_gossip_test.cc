@@ -41,7 +41,7 @@ TrainResult RunWith(const LogisticModel& model, const Dataset& train, const Trai
 }
 
 // DCD checking, between epochs, that every worker's copy of each neighbour's replica is
-// bitwise that neighbour's replica.
+// bitwise that neighbour's (public) replica.
 class CheckedDcd : public internal::CompressedGossipMode<LogisticModel> {
  public:
   using CompressedGossipMode::CompressedGossipMode;
@@ -51,7 +51,7 @@ class CheckedDcd : public internal::CompressedGossipMode<LogisticModel> {
       const std::span<const Neighbour> in = topology().Neighbours(w);
       for (std::size_t k = 0; k < in.size(); ++k) {
         const std::span<const float> copy = NeighbourMemory(w, k);
-        const std::span<const float> owner = Replica(in[k].worker);
+        const std::span<const float> owner = PublicReplica(in[k].worker);
         for (std::size_t u = 0; u < copy.size(); ++u) {
           if (std::bit_cast<std::uint32_t>(copy[u]) != std::bit_cast<std::uint32_t>(owner[u])) {
             ++mismatches;
@@ -113,6 +113,29 @@ TEST_P(DcdLocalReplicas, AreBitIdenticalToTheirOwnersAfterEveryRound) {
   const std::size_t d = r.params.size();
   const std::uint64_t wire = internal::MakeCompressor(GetParam(), d)->WireBytes(d);
   EXPECT_EQ(r.bytes_sent, 6u * 2u * 4u * 2u * wire);
+}
+
+// DCD at its defaults takes local steps with an automatic period capped at 8 steps (the epoch
+// alone would allow 23: 1,500 rows per worker in batches of 4, 16 rounds per epoch),
+// keeps its copies exact at every epoch end (mid-period: the public replicas, not the working
+// models) and converges.
+TEST(DcdAutoPeriod, StaysAtMostEightStepsWithExactCopies) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const LogisticModel model(data.train, kL2);
+  const TrainConfig config{.algorithm = Algorithm::kDcd, .threads = 2, .epochs = 4, .batch = 4,
+                           .lr = 0.5f, .topology = "ring"};
+  ASSERT_EQ(config.gossip_every, kGossipEveryAuto);
+  CheckedDcd::checks = 0;
+  CheckedDcd::mismatches = 0;
+  const TrainResult r = RunWith<CheckedDcd>(model, data.train, config);
+  EXPECT_EQ(CheckedDcd::checks, 4);
+  EXPECT_EQ(CheckedDcd::mismatches, 0);
+  for (const EvalPoint& p : r.history) {
+    ASSERT_TRUE(p.gossip_every.has_value());
+    EXPECT_GE(*p.gossip_every, 1u);
+    EXPECT_LE(*p.gossip_every, 8u);
+  }
+  EXPECT_LT(r.history.back().objective, 1.05 * SmallProblemOptimum());
 }
 
 std::string CodecName(const ::testing::TestParamInfo<const char*>& codec) {

@@ -18,6 +18,7 @@
 #include <corral/corral.h>
 #include <corral/topology.h>
 
+#include "engine/src/gossip/gossip_period.h"
 #include "engine/src/gossip/mixing.h"
 #include "engine/src/modes/dpsgd.h"
 #include "logistic_oracle.h"
@@ -147,6 +148,50 @@ TEST(Mixing, SumsInTheGivenOrderAcrossBlocks) {
     expected += (a[u] - mean) * (a[u] - mean) + (b[u] - mean) * (b[u] - mean);
   }
   EXPECT_NEAR(internal::ConsensusDistance(replicas), expected / 2, 1e-9 * expected);
+}
+
+// The automatic period's rule (gossip_period.h), on given times: K is the smallest period whose
+// rounds take at most 5% of the time, capped by an epoch's steps / 16 and a mode's own limit;
+// after an epoch K stays while the measured share is inside [2.5%, 10%] and follows the
+// measured costs outside it. A fixed K never moves.
+TEST(GossipPeriod, AimsAtFivePercentWithAHysteresisBand) {
+  using internal::GossipPeriod;
+  using internal::RoundTimes;
+  const GossipPeriod open(kGossipEveryAuto, true, 16'000);  // cap 1,000
+  EXPECT_EQ(open.ForCosts(1.0, 0.7), 28u);     // ceil(0.95 / (0.05 * 0.7)) = ceil(27.1)
+  EXPECT_EQ(open.ForCosts(1.0, 0.3), 64u);     // ceil(63.3)
+  EXPECT_EQ(open.ForCosts(1.0, 1e-6), 1000u);  // the epoch's cap
+  EXPECT_EQ(open.ForCosts(1e-3, 1.0), 1u);
+  EXPECT_EQ(GossipPeriod(kGossipEveryAuto, true, 16'000, 8).ForCosts(1.0, 0.7), 8u);  // dcd's limit
+
+  GossipPeriod period(kGossipEveryAuto, true, 16'000);
+  // Two workers calibrated: the slowest round plus the hand-off (2.5 s) and the mean step
+  // (0.7 s): K = ceil(67.9).
+  const RoundTimes calibrated[] = {
+      {.calib_round_s = 2.5 - GossipPeriod::kRoundLatencyS, .calib_step_s = 0.6},
+      {.calib_round_s = 1.0, .calib_step_s = 0.8}};
+  period.Start(calibrated);
+  EXPECT_EQ(period.every(), 68u);
+  // Rounds took 8% of the epoch: inside the band, K stays.
+  const auto epoch = [](double round_s, double epoch_s) {
+    return RoundTimes{.round_s = round_s, .epoch_s = epoch_s, .rounds = 10, .steps = 570};
+  };
+  const RoundTimes inside[] = {epoch(8, 100), epoch(8, 100)};
+  EXPECT_FALSE(period.Measure(inside));
+  EXPECT_EQ(period.every(), 68u);
+  EXPECT_DOUBLE_EQ(period.share(), 0.08);
+  // 20%: above the band; K from the measured costs (round 2 s, step 80/570 s).
+  const RoundTimes above[] = {epoch(20, 100), epoch(20, 100)};
+  EXPECT_TRUE(period.Measure(above));
+  EXPECT_EQ(period.every(), 271u);  // ceil(2 * 0.95 / (0.05 * 80 / 570)) = ceil(270.75)
+  // 1%: below it; K shrinks.
+  const RoundTimes below[] = {epoch(1, 100), epoch(1, 100)};
+  EXPECT_TRUE(period.Measure(below));
+  EXPECT_EQ(period.every(), 11u);  // ceil(0.1 * 0.95 / (0.05 * 99 / 570)) = ceil(10.94)
+
+  GossipPeriod fixed(4, true, 16'000);
+  EXPECT_FALSE(fixed.Measure(above));
+  EXPECT_EQ(fixed.every(), 4u);
 }
 
 TEST(Dpsgd, OneWorkerIsSerialSgdBitForBit) {

@@ -141,8 +141,8 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "dpsgd, dcd, choco: local steps between gossip rounds (ecd: 1); local: steps between "
                   "exact averages; adpsgd: steps between pairwise averages; hogwild++: steps a group "
                   "holds the token. auto: hogwild++ from the model's size; the others so that rounds "
-                  "take about a tenth of the time, the period adapting between epochs (1: the "
-                  "papers' algorithms, every step)")
+                  "take about 5% of the time, the period adapting between epochs (dcd: at "
+                  "most 8; 1: the papers' algorithms, every step)")
       ->transform(CLI::Transformer(std::map<std::string, int>{{"auto", corral::kGossipEveryAuto}}))
       ->default_str("auto");
   cmd->add_option("--mix-order", o.mix_order,

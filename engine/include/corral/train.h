@@ -122,9 +122,9 @@ struct TrainConfig {
   // holds each message until it is due).
   std::string link_mode = "virtual";
   // dpsgd, dcd, choco: local steps between gossip exchanges (1: every step, the papers'
-  // setting; auto is 1 for dcd); local: steps between exact averages (H); ecd: 1; hogwild++:
+  // setting; dcd's auto takes at most 8); local: steps between exact averages (H); ecd: 1; hogwild++:
   // steps a group holds the token (auto: from the model's size, see README). kGossipEveryAuto (the
-  // default): the replica modes choose the period so that rounds take about a tenth of the
+  // default): the replica modes choose the period so that rounds take about 5% of the
   // wall time, and adapt it between epochs (docs/algorithms.md); the result then depends on
   // timing, so runs that must repeat bit for bit set a number.
   int gossip_every = kGossipEveryAuto;

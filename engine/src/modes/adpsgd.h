@@ -8,7 +8,7 @@
 //   x_i, x_j <- (x_i + x_j) / 2      on both sides, exclusive with any other average of i or j
 //   x_i <- ApplyStep(x_i, g, eta)    corral/step.h: sparse, per-coordinate proximal L2
 // With --gossip-every K only every K-th step averages; with auto (the default) each worker picks
-// its own K so that its averages take about a tenth of its wall time (gossip_period.h: no
+// its own K so that its averages take about 5% of its wall time (gossip_period.h: no
 // agreement is needed, nobody waits for a round), calibrated in its setup and adapted at each
 // of its epoch ends. One worker has no neighbour: serial SGD.
 //

@@ -11,14 +11,14 @@
 //   dcd   x_i (== xh_i: the owner's copy of its own replica), xh_j per neighbour.
 //           x_half = sum_j W_ij xh_j - eta g_i(x_i); z = x_half - x_i; send Q(z);
 //           x_i += Q(z); on receipt xh_j += Q(z_j).
-//         With local steps (--gossip-every K > 1, opt-in; auto is 1 for dcd) x_i is the
-//         public replica (every xh of it equals it) and the worker steps a working model y_i
-//         between rounds (y_i = x_i after each round); a round's step is then
+//         With local steps (--gossip-every auto, the default, at most 8 steps; or K > 1) x_i
+//         is the public replica (every xh of it equals it) and the worker steps a working
+//         model y_i between rounds (y_i = x_i after each round); a round's step is then
 //           x_half = sum_j W_ij xh_j + (y_i - x_i) - eta g_i(y_i),   z = x_half - x_i,
-//         so the compressed quantity is the change over the K steps and the mix. K = 1 runs
-//         the paper's form above, unchanged. Not the default: Q's error on several steps'
-//         change does not contract (the examples' ring of 4 at qsgd:8, batch 8: consensus
-//         ~300 and a rising objective; qsgd:2 in compressed_gossip_test diverges).
+//         so the compressed quantity is the change over the K steps and the mix. The own
+//         change enters unmixed (the neighbours' of these K steps arrive next round), which is
+//         why an automatic K is capped (kDcdMaxAutoEvery, round_replicas.h). A round at K = 1
+//         computes what the paper's form above computes; --gossip-every 1 runs that form.
 //   ecd   x_i, yh_i and yh_j per neighbour; round t = 1, 2, ...
 //           x_i(t+1) = sum_j W_ij yh_j(t) - eta g_i(x_i(t));
 //           z = (1 - t/2) x_i(t) + (t/2) x_i(t+1), computed as x_i(t) + (t/2)(x_i(t+1) - x_i(t))
@@ -189,6 +189,11 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   // White-box views for tests, valid while the workers are parked.
   // dcd: w's copy xh_j of its k-th neighbour's replica (Neighbours(w) order); ecd: yh_j.
   std::span<const float> NeighbourMemory(int w, std::size_t k) const { return this->Worker(w).hats[k]; }
+  // dcd: the replica x_i that every neighbour's copy equals (with local steps the public one,
+  // not the working model y_i).
+  std::span<const float> PublicReplica(int w) const {
+    return dcd_local_ ? this->Worker(w).pub : this->Worker(w).x;
+  }
   // ecd: yh_i; choco: xh_i.
   std::span<const float> OwnMemory(int w) const { return this->Worker(w).self_hat; }
   // choco: s_i.
@@ -199,7 +204,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   CompressedGossipMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt,
                        const std::unique_ptr<Compressor>& codec)
       : RoundReplicas<M, State>(model, plan, halt, codec->WireBytes(model.NumParams())), algo_(plan.config.algorithm),
-        dcd_local_(algo_ == Algorithm::kDcd && plan.config.gossip_every > 1),
+        dcd_local_(algo_ == Algorithm::kDcd && plan.config.gossip_every != 1),
         dim_(model.NumParams()),
         settled_(PlanCompressedGossip(plan.config, this->topology_, *codec, dim_)),
         scale_(algo_ == Algorithm::kChoco && codec->unbiased() ? static_cast<float>(codec->Delta(dim_)) : 1.0f),
@@ -328,7 +333,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
 
   static constexpr std::uint64_t kErrorEvery = 16;  // rounds between error measurements
   const Algorithm algo_;
-  // dcd with local steps between rounds (see the header): only with an explicit K > 1.
+  // dcd with local steps between rounds (see the header): unless --gossip-every is 1.
   const bool dcd_local_;
   const std::size_t dim_;
   const CompressedGossipPlan settled_;
