@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -10,6 +11,10 @@ namespace corral::cli {
 
 // An action returns the process exit status: 0 success, 1 training failed, 2 bad usage/input.
 using Action = std::function<int()>;
+
+// --format, the data format of --data (and --test): the names are the library's
+// (ParseDataFormat), listed and checked from there; `help` is appended to the list.
+CLI::Option* AddFormatOption(CLI::App* cmd, std::string& format, const std::string& help = "");
 
 Action AddTrainCommand(CLI::App& app);
 Action AddDataCommand(CLI::App& app);

@@ -49,9 +49,7 @@ LoadOptions ToLoadOptions(const DataOptions& o) {
 
 void AddLoadOptions(CLI::App* cmd, DataOptions& o) {
   cmd->add_option("--data", o.data, "Data file")->required();
-  cmd->add_option("--format", o.format, "Format: auto, libsvm, idx, ratings, csv, cache")
-      ->check(CLI::IsMember({"auto", "libsvm", "idx", "ratings", "csv", "cache"}))
-      ->capture_default_str();
+  AddFormatOption(cmd, o.format);
   cmd->add_option("--features", o.features, "Feature dimension (default: the file's own)");
   cmd->add_option("--threads", o.threads, "Parsing threads (0 = all hardware threads)")
       ->capture_default_str();

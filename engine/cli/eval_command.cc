@@ -55,8 +55,7 @@ Action AddEvalCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("eval", "Evaluate a saved model (corral train --save) on data");
   cmd->add_option("--model-file", o->model_file, "Model file written by corral train --save")->required();
   cmd->add_option("--data", o->data, "Data to evaluate on")->required();
-  cmd->add_option("--format", o->format, "Data format: auto, libsvm, idx, ratings, csv, cache")
-      ->capture_default_str();
+  AddFormatOption(cmd, o->format);
   cmd->add_flag("--json", o->json, "Print one JSON object");
   return [o] { return RunEval(*o); };
 }

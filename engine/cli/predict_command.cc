@@ -198,9 +198,7 @@ Action AddPredictCommand(CLI::App& app) {
       "predict", "Per-row predictions of a saved model (corral train --save), streamed over the data");
   cmd->add_option("--model", o->model_file, "Model file written by corral train --save")->required();
   cmd->add_option("--data", o->data, "Data to predict, read in pieces (any size)")->required();
-  cmd->add_option("--format", o->format, "Data format: auto, libsvm, idx, ratings, csv, cache")
-      ->check(CLI::IsMember({"auto", "libsvm", "idx", "ratings", "csv", "cache"}))
-      ->capture_default_str();
+  AddFormatOption(cmd, o->format);
   cmd->add_option("--output", o->output, "Where to write the predictions (- = stdout)")
       ->capture_default_str();
   cmd->add_option("--output-format", o->output_format,

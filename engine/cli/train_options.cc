@@ -1,5 +1,7 @@
 #include "train_options.h"
 
+#include "commands.h"
+
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -37,15 +39,31 @@ void InstallInterruptHandler() {
 
 bool Interrupted() { return interrupted.load(std::memory_order_relaxed); }
 
+CLI::Option* AddFormatOption(CLI::App* cmd, std::string& format, const std::string& help) {
+  std::string names;
+  // Every format from the first to the last of the enum (kCache), spelled by the library.
+  for (int f = static_cast<int>(DataFormat::kAuto); f <= static_cast<int>(DataFormat::kCache); ++f) {
+    names += (names.empty() ? "" : ", ") + std::string(DataFormatName(static_cast<DataFormat>(f)));
+  }
+
+  const CLI::Validator known(
+      [](std::string& value) {
+        try {
+          ParseDataFormat(value);
+          return std::string();
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+      },
+      "FORMAT");
+  return cmd->add_option("--format", format, "Data format: " + names + help)->check(known)->capture_default_str();
+}
+
 void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   TrainConfig& c = o.config;
   cmd->add_option("--data", o.data, "Training data file (LIBSVM)");
   cmd->add_option("--test", o.test, "Test data file, evaluated at every epoch end");
-  cmd->add_option("--format", o.format,
-                  "Data format: auto, libsvm, idx, ratings, csv, cache (auto: by magic number, "
-                  "extension and content)")
-      ->check(CLI::IsMember({"auto", "libsvm", "idx", "ratings", "csv", "cache"}))
-      ->capture_default_str();
+  AddFormatOption(cmd, o.format, " (auto: by magic number, extension and content)");
   cmd->add_option("--features", o.features,
                   "Feature dimension (default: the largest index in the training file)");
   cmd->add_option("--model", o.model, "Model: logistic, hinge, squared, softmax, mf, mlp")->capture_default_str();
