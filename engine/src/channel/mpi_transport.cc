@@ -44,23 +44,23 @@ bool Done(MPI_Request& request) {
 
 }  // namespace
 
-MpiSession::MpiSession(int* argc, char*** argv) {
+MpiSession::MpiSession(int* argc, char*** argv, int level, const char* why) {
   int initialised = 0;
   MPI_Initialized(&initialised);
   int provided = MPI_THREAD_SINGLE;
   if (initialised) {
     MPI_Query_thread(&provided);
   } else {
-    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Init_thread(argc, argv, level, &provided);
     owns_ = true;
+  }
+  if (provided < level) {
+    if (owns_) MPI_Finalize();  // the destructor does not run for a constructor that throws
+    throw Error(ErrorCode::kBadConfig,
+                "MPI: the library gives thread level " + std::to_string(provided) + "; " + why);
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks_);
-  if (provided < MPI_THREAD_SERIALIZED) {
-    throw Error(ErrorCode::kBadConfig,
-                "MPI: the library gives thread level " + std::to_string(provided) +
-                    "; Corral's progress thread needs MPI_THREAD_SERIALIZED or higher");
-  }
 }
 
 MpiSession::~MpiSession() {

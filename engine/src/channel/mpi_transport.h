@@ -63,11 +63,15 @@
 
 namespace corral::internal {
 
-// MPI_Init_thread(MPI_THREAD_SERIALIZED) unless MPI is already initialised (then checks the
-// level it was given); MPI_Finalize at destruction if this object initialised it.
+// MPI_Init_thread(`level`: MPI_THREAD_SERIALIZED, what the transport's progress thread needs,
+// or higher for callers that use MPI beside it) unless MPI is already initialised (then checks
+// the level it was given); MPI_Finalize at destruction if this object initialised it. Throws
+// corral::Error (kBadConfig) naming the level when the library gives less; `why` says who
+// needs it.
 class MpiSession {
  public:
-  MpiSession(int* argc, char*** argv);
+  MpiSession(int* argc, char*** argv, int level = MPI_THREAD_SERIALIZED,
+             const char* why = "Corral's progress thread needs MPI_THREAD_SERIALIZED or higher");
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;

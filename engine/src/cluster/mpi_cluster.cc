@@ -20,40 +20,24 @@ namespace {
 // it makes run their own progress threads beside them, which MPI_THREAD_MULTIPLE allows.
 class MpiCluster final : public Cluster {
  public:
-  MpiCluster(int* argc, char*** argv) {
-    int initialised = 0;
-    MPI_Initialized(&initialised);
-    int provided = MPI_THREAD_SINGLE;
-    if (initialised) {
-      MPI_Query_thread(&provided);
-    } else {
-      MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-      owns_ = true;
-    }
-    if (provided < MPI_THREAD_MULTIPLE) {
-      if (owns_) MPI_Finalize();
-      throw Error(ErrorCode::kBadConfig,
-                  "MPI: the library gives thread level " + std::to_string(provided) +
-                      "; training across ranks needs MPI_THREAD_MULTIPLE (the collectives run "
-                      "beside the transport's progress thread)");
-    }
+  MpiCluster(int* argc, char*** argv)
+      : session_(argc, argv, MPI_THREAD_MULTIPLE,
+                 "training across ranks needs MPI_THREAD_MULTIPLE (the collectives run beside the "
+                 "transport's progress thread)") {
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);  // our collectives never meet anyone else's
     // AgreeOnExit's own: a rank that failed calls it while the others may be inside a
     // collective on comm_ (a transport's MPI_Comm_dup, a gather), which it must not match.
     MPI_Comm_dup(MPI_COMM_WORLD, &exit_comm_);
-    MPI_Comm_rank(comm_, &rank_);
-    MPI_Comm_size(comm_, &ranks_);
   }
   ~MpiCluster() override {
     MPI_Comm_free(&exit_comm_);
     MPI_Comm_free(&comm_);
-    if (owns_) MPI_Finalize();
   }
   MpiCluster(const MpiCluster&) = delete;
   MpiCluster& operator=(const MpiCluster&) = delete;
 
-  int rank() const override { return rank_; }
-  int ranks() const override { return ranks_; }
+  int rank() const override { return session_.rank(); }  // comm_ duplicates MPI_COMM_WORLD
+  int ranks() const override { return session_.ranks(); }
 
   void AllGather(std::span<const std::byte> mine, std::span<std::byte> all) override {
     MPI_Allgather(mine.data(), Count(mine.size(), "a gather"), MPI_BYTE, all.data(),
@@ -83,11 +67,9 @@ class MpiCluster final : public Cluster {
 
   friend int corral::internal::AgreeOnExit(Cluster& cluster, int exit_code);
 
-  bool owns_ = false;
+  MpiSession session_;  // first in, last out: MPI outlives the communicators
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Comm exit_comm_ = MPI_COMM_NULL;
-  int rank_ = 0;
-  int ranks_ = 1;
 };
 
 }  // namespace
