@@ -16,6 +16,7 @@
 #include "train_options.h"
 
 #if CORRAL_HAVE_MPI
+#include "engine/src/cluster/collectives.h"
 #include "engine/src/cluster/mpi_cluster.h"
 #endif
 
@@ -39,13 +40,9 @@ struct TrainCommand {
   std::string checkpoint_every;  // N (epochs) or Ns (seconds)
 };
 
-// What a run needs before it trains: the resolved config and the data.
-struct Prepared {
-  TrainData data;
-};
-
-// Resolves the flags and loads the data. `voice`: this process prints and writes (rank 0).
-Prepared Prepare(TrainCommand& cmd, bool voice) {
+// Resolves the flags (into cmd.options.config) and loads the data. `voice`: this process
+// prints and writes (rank 0).
+TrainData Prepare(TrainCommand& cmd, bool voice) {
   TrainOptions& o = cmd.options;
   if (!voice) o.quiet = true;
   ResolveConfig(o);
@@ -59,7 +56,7 @@ Prepared Prepare(TrainCommand& cmd, bool voice) {
     CheckOutputPath("--save", cmd.save);
     CheckOutputPath("--metrics", config.metrics_path);
   }
-  return {.data = LoadTrainData(o)};
+  return LoadTrainData(o);
 }
 
 // Trains and reports. `cluster`: the ranks of an mpirun (null: this process alone); rank 0 alone
@@ -114,13 +111,6 @@ int StatusOf(const std::exception& e) {
   return error != nullptr && error->IsUsageError() ? 2 : 1;
 }
 
-// The largest of every rank's `status` (collective).
-int WorstStatus(Cluster& cluster, int status) {
-  std::vector<int> all(static_cast<std::size_t>(cluster.ranks()));
-  cluster.AllGather(std::as_bytes(std::span(&status, 1)), std::as_writable_bytes(std::span(all)));
-  return *std::max_element(all.begin(), all.end());
-}
-
 // `corral train` as one rank of an mpirun. Each rank's error is printed with its rank. The
 // ranks agree once the data is loaded (a file missing on one rank stops all of them cleanly,
 // with that rank's status) and again at the end (AgreeOnExit: no rank hangs when another
@@ -131,16 +121,16 @@ int RunAcrossRanks(TrainCommand& cmd) {
     std::fprintf(stderr, "corral: error: rank %d: %s\n", cluster->rank(), e.what());
     return StatusOf(e);
   };
-  std::optional<Prepared> prepared;
+  std::optional<TrainData> data;
   int status = 0;
   try {
-    prepared.emplace(Prepare(cmd, cluster->rank() == 0));
+    data.emplace(Prepare(cmd, cluster->rank() == 0));
   } catch (const std::exception& e) {
     status = report(e);
   }
-  if (const int all = WorstStatus(*cluster, status); all != 0) return all;
+  if (const int all = internal::MaxAcross(*cluster, status); all != 0) return all;
   try {
-    status = RunTrain(cmd, prepared->data, cluster.get());
+    status = RunTrain(cmd, *data, cluster.get());
   } catch (const std::exception& e) {
     status = report(e);
   }
@@ -160,8 +150,8 @@ int RunTrainCommand(TrainCommand& cmd) {
                     "install libopenmpi-dev openmpi-bin and rebuild, or run one process");
 #endif
   }
-  const Prepared prepared = Prepare(cmd, true);
-  return RunTrain(cmd, prepared.data, nullptr);
+  const TrainData data = Prepare(cmd, true);
+  return RunTrain(cmd, data, nullptr);
 }
 
 }  // namespace

@@ -51,19 +51,13 @@ std::vector<T> GatherAll(Cluster& cluster, std::span<const T> mine) {
   return all;
 }
 
-// sum over ranks of `value`, added in rank order (the same bits on every rank).
-inline double SumAcross(Cluster& cluster, double value) {
+// The sum over ranks of `value` (a double or a count), added in rank order (the same bits on
+// every rank).
+template <typename T>
+T SumAcross(Cluster& cluster, T value) {
   if (cluster.ranks() == 1) return value;
-  const std::vector<double> all = GatherAll(cluster, std::span<const double>(&value, 1));
-  double sum = 0;
-  for (const double v : all) sum += v;
-  return sum;
-}
-inline std::uint64_t SumAcross(Cluster& cluster, std::uint64_t value) {
-  if (cluster.ranks() == 1) return value;
-  const std::vector<std::uint64_t> all = GatherAll(cluster, std::span<const std::uint64_t>(&value, 1));
-  std::uint64_t sum = 0;
-  for (const std::uint64_t v : all) sum += v;
+  T sum = 0;
+  for (const T v : GatherAll(cluster, std::span<const T>(&value, 1))) sum += v;
   return sum;
 }
 

@@ -82,14 +82,19 @@ inline std::vector<std::pair<int, int>> GossipEdges(const Topology& topology) {
   return edges;
 }
 
+// The rank of each of a plan's global workers (rank r hosts plan.threads of them from
+// r x plan.threads on: RunPlan::first_worker).
+inline std::vector<int> RankOfWorker(const RunPlan& plan) {
+  std::vector<int> ranks(static_cast<std::size_t>(plan.workers));
+  for (int w = 0; w < plan.workers; ++w) ranks[static_cast<std::size_t>(w)] = w / plan.threads;
+  return ranks;
+}
+
 // The cache domain of each of a plan's global workers, which `hierarchical` groups by: the
 // placement's in one process; across ranks each rank is one group (complete or ring inside a
 // rank, ring across ranks).
 inline std::vector<int> WorkerDomains(const RunPlan& plan) {
-  if (plan.workers == plan.threads) return plan.worker_domain;
-  std::vector<int> domains(static_cast<std::size_t>(plan.workers));
-  for (int w = 0; w < plan.workers; ++w) domains[static_cast<std::size_t>(w)] = w / plan.threads;
-  return domains;
+  return plan.workers == plan.threads ? plan.worker_domain : RankOfWorker(plan);
 }
 
 // What every synchronous replica worker keeps.
@@ -200,14 +205,12 @@ class RoundReplicas {
                                              " bytes exceeds the transport's 2 GiB limit");
     }
     // One process: shared memory; across ranks the cluster's (edges between ranks over MPI).
-    std::vector<int> rank_of_worker(static_cast<std::size_t>(plan.workers));
-    for (int w = 0; w < plan.workers; ++w) rank_of_worker[static_cast<std::size_t>(w)] = w / plan.threads;
     transport_ = plan.cluster->MakeTransport(
         ShmTransportConfig{.workers = plan.workers,
                            .edges = GossipEdges(topology_),
                            .max_payload_bytes = static_cast<std::uint32_t>(message_bytes),
                            .link_mode = plan.specs.link_mode},
-        rank_of_worker);
+        RankOfWorker(plan));
     for (int t = 0; t < topology_.period(); ++t) {
       for (int w = 0; w < plan.workers; ++w) {
         max_degree_ = std::max(max_degree_, topology_.Neighbours(w, static_cast<std::uint64_t>(t)).size());

@@ -101,15 +101,15 @@ class SyncMode {
     }
     std::size_t capacity = 0;
     for (const State& s : workers_) capacity = std::max(capacity, Dim(*s.grad));
-    capacity_ = MaxAcross(*plan_.cluster, capacity);  // one record size on every rank
-    record_ = RecordBytes(capacity_);
+    capacity = MaxAcross(*plan_.cluster, capacity);  // one record size on every rank
+    record_ = RecordBytes(capacity);
     mine_.assign(record_ * workers_.size(), std::byte{0});
     all_.assign(record_ * static_cast<std::size_t>(plan_.workers), std::byte{0});
     remote_.clear();
     remote_.reserve(static_cast<std::size_t>(plan_.workers));
     for (int g = 0; g < plan_.workers; ++g) {
       const bool local = g >= first_ && g < first_ + plan_.threads;
-      remote_.emplace_back(local ? typename M::Grad() : MakeEmpty(capacity_));
+      remote_.emplace_back(local ? typename M::Grad() : MakeEmpty(capacity));
       sources_.push_back(local ? &*workers_[g - first_].grad : &remote_.back());
     }
   }
@@ -339,8 +339,7 @@ class SyncMode {
   // AfterSetup; written by the barrier completion, read by every worker after it.
   std::vector<const typename M::Grad*> sources_;
   std::vector<typename M::Grad> remote_;
-  std::size_t capacity_ = 0;   // entries per record (the largest gradient of any rank)
-  std::size_t record_ = 0;     // bytes per record
+  std::size_t record_ = 0;  // bytes per record (for the largest gradient of any rank)
   std::vector<std::byte> mine_, all_;  // this rank's records; every rank's (empty: one process)
   std::size_t steps_per_epoch_ = 0;
   std::barrier<Decide> barrier_;

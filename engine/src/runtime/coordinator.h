@@ -505,11 +505,11 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     try {
       as_worker_failure(phase);
     } catch (...) {
-      if (across) MaxAcross(cluster, RankOutcome::kFailed);
+      MaxAcross(cluster, RankOutcome::kFailed);  // one process: no collective
       throw;
     }
     if (halt.load(std::memory_order_relaxed)) mine = RankOutcome::kHalted;
-    const RankOutcome all = across ? MaxAcross(cluster, mine) : mine;
+    const RankOutcome all = MaxAcross(cluster, mine);
     if (all == RankOutcome::kFailed) {
       throw Error(ErrorCode::kWorkerFailed,
                   "rank " + std::to_string(cluster.rank()) +
@@ -637,7 +637,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     };
     const RankOutcome outcome =
         agreed([&] { crew->RunEpoch(e, tick, config.time_limit_s > 0 ? 20 : 100); });
-    if (across && outcome == RankOutcome::kHalted) {  // the reason of the rank that halted
+    if (outcome == RankOutcome::kHalted) {  // the reason of the rank that halted
       result.stop_reason = MaxAcross(cluster, result.stop_reason);
     }
     const double epoch_s = seconds_since(epoch_began);
