@@ -130,9 +130,8 @@ struct CsvStorage {
 
 }  // namespace
 
-Dataset ParseCsvSource(ByteSource& source, const LoadOptions& options) {
+Dataset ParseCsvSource(ByteSource& source, const LoadOptions& options, std::size_t& fields) {
   auto storage = std::make_shared<CsvStorage>();
-  std::size_t fields = 0;
   ParseTextChunks<CsvPart>(
       source,
       {.threads = options.threads, .chunk_bytes = options.chunk_bytes, .first_line = options.first_line},

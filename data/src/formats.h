@@ -15,7 +15,9 @@ namespace corral::detail {
 
 Dataset ParseLibsvmSource(ByteSource& source, const LoadOptions& options, bool allow_empty);
 Dataset ParseRatingsSource(ByteSource& source, const LoadOptions& options);
-Dataset ParseCsvSource(ByteSource& source, const LoadOptions& options);
+// `fields`: the file's fields per row, set from its first row when 0 (so that the pieces of a
+// file read in pieces agree on it as its rows do).
+Dataset ParseCsvSource(ByteSource& source, const LoadOptions& options, std::size_t& fields);
 Dataset ReadIdx(const std::string& path, const LoadOptions& options);
 
 // A ratings set from triplets of original ids (in `train`'s mapping when given).

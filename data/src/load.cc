@@ -91,14 +91,16 @@ DataFormat Detect(detail::ByteSource& source, const std::string& path) {
   return SniffText(source.Peek(64 * 1024));
 }
 
-Dataset ParseText(detail::ByteSource& source, DataFormat format, const LoadOptions& options) {
+// `csv_fields`: a CSV file's fields per row, 0 until its first row is read (ParseCsvSource).
+Dataset ParseText(detail::ByteSource& source, DataFormat format, const LoadOptions& options,
+                  std::size_t& csv_fields) {
   switch (format) {
     case DataFormat::kLibsvm:
       return detail::ParseLibsvmSource(source, options, /*allow_empty=*/false);
     case DataFormat::kRatings:
       return detail::ParseRatingsSource(source, options);
     case DataFormat::kCsv:
-      return detail::ParseCsvSource(source, options);
+      return detail::ParseCsvSource(source, options, csv_fields);
     default:
       throw Error(ErrorCode::kBadConfig,
                   source.name() + ": format " + std::string(DataFormatName(format)) +
@@ -158,7 +160,8 @@ Dataset Load(const std::string& path, const LoadOptions& options) {
   }
   if (format == DataFormat::kCache) return LoadCache(path, options);
   if (format == DataFormat::kIdx) return detail::ReadIdx(path, options);
-  return ParseText(*source, format, options);
+  std::size_t csv_fields = 0;
+  return ParseText(*source, format, options, csv_fields);
 }
 
 // Whether `text` has a line that is neither blank nor a '#' comment: a piece without one (the
@@ -249,6 +252,7 @@ void ForEachPiece(const std::string& path, const LoadOptions& options, std::size
     return;
   }
   std::string text;
+  std::size_t csv_fields = 0;  // the first piece's, which every later piece must have too
   std::uint64_t line = options.first_line;
   std::size_t row = 0;
   bool end = false;
@@ -258,7 +262,7 @@ void ForEachPiece(const std::string& path, const LoadOptions& options, std::size
     piece_options.first_line = line;
     if (HasDataLine(piece)) {
       const auto memory = detail::MemorySource(piece, path);
-      const Dataset rows = RequireFeatures(ParseText(*memory, format, piece_options));
+      const Dataset rows = RequireFeatures(ParseText(*memory, format, piece_options, csv_fields));
       fn(rows, row);
       row += rows.rows();
     }
@@ -316,7 +320,8 @@ Dataset ParseDataset(std::string_view text, const std::string& name, const LoadO
   const auto source = detail::MemorySource(text, name);
   DataFormat format = options.format;
   if (format == DataFormat::kAuto) format = SniffText(text.substr(0, 64 * 1024));
-  return RequireFeatures(ParseText(*source, format, options));
+  std::size_t csv_fields = 0;
+  return RequireFeatures(ParseText(*source, format, options, csv_fields));
 }
 
 }  // namespace corral

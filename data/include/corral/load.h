@@ -84,8 +84,8 @@ Dataset LoadDataset(const std::string& path, const LoadOptions& options = {});
 // larger than memory is held about `piece_bytes` of text (and its parsed rows) at a time. Each
 // piece of text is parsed as LoadDataset parses a file (in parallel, with `options`; errors
 // name the file's own line); a cache is memory-mapped and handed out in row ranges; an IDX
-// file is read whole. Per piece, as for a file of its own: a CSV piece's rows agree on their
-// field count, and a ratings piece without options.ratings_mapping maps its ids on its own
+// file is read whole. Every CSV piece's rows have as many fields as the file's first row (as
+// in LoadDataset). Per piece, as for a file of its own: a ratings piece without options.ratings_mapping maps its ids on its own
 // (give the mapping to predict with a trained model's ids). Throws as LoadDataset does (and
 // kBadConfig for piece_bytes 0); the pieces before a bad line have already been handed out.
 void ForEachPiece(const std::string& path, const LoadOptions& options, std::size_t piece_bytes,
