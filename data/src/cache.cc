@@ -24,44 +24,16 @@
 #include <corral/error.h>
 #include <corral/limits.h>
 
+#include "data/src/cache_format.h"
 #include "data/src/cache_seal.h"
 #include "data/src/checksum.h"
-#include "data/src/durable_file.h"
 #include "data/src/mapped_buffer.h"
 #include "data/src/text_pipeline.h"
 
 namespace corral {
 namespace {
 
-constexpr char kMagic[8] = {'C', 'O', 'R', 'R', 'A', 'L', 'D', 'S'};
-constexpr std::uint32_t kByteOrderMark = 0x01020304;
-constexpr std::size_t kHeaderBytes = 256;
-constexpr std::size_t kAlign = 64;
-constexpr std::size_t kMaxNameBytes = 4096;
-
-// Byte offsets of the header fields.
-enum Field : std::size_t {
-  kVersionAt = 8, kBomAt = 12, kLayoutAt = 16, kFlagsAt = 20, kRowsAt = 24, kFeaturesAt = 32,
-  kNnzAt = 40, kFileSizeAt = 48, kChecksumAt = 56, kHeaderSizeAt = 64, kUsersAt = 72,
-  kItemsAt = 80, kKnownUsersAt = 88, kKnownItemsAt = 96, kSectionsAt = 104,
-};
-enum Section : std::size_t {
-  kRowPtr, kIndex, kValue, kLabel, kUserIds, kItemIds, kName, kNumSections = 8,
-};
-constexpr std::uint32_t kSparse = 0;
-constexpr std::uint32_t kDense = 1;
-constexpr std::uint32_t kRatingsFlag = 1;
-
-template <typename T>
-void Put(std::array<char, kHeaderBytes>& h, std::size_t at, T v) {
-  std::memcpy(h.data() + at, &v, sizeof v);
-}
-template <typename T>
-T Get(std::span<const char> h, std::size_t at) {
-  T v;
-  std::memcpy(&v, h.data() + at, sizeof v);
-  return v;
-}
+using namespace detail::cache;  // the layout's names (data/src/cache_format.h)
 
 std::string Hex(std::uint64_t v) {
   char buffer[24];
@@ -69,21 +41,16 @@ std::string Hex(std::uint64_t v) {
   return buffer;
 }
 
-// The file's digest: XXH64 of the XXH64s of its 1 MiB blocks (the header, with the checksum
-// field read as zero, is block 0), so the blocks hash in parallel and the result does not
-// depend on the thread count.
+// The file's digest (cache_format.h's kDigestBlock), computed from the file as mapped: its
+// blocks hash in parallel, and the result does not depend on the thread count.
 std::uint64_t FileDigest(std::span<const char> file, int threads) {
-  std::array<char, kHeaderBytes> header;
-  std::memcpy(header.data(), file.data(), kHeaderBytes);
-  Put<std::uint64_t>(header, kChecksumAt, 0);
   const std::span<const char> body = file.subspan(kHeaderBytes);
-  constexpr std::size_t kBlock = 1 << 20;
-  const std::size_t blocks = (body.size() + kBlock - 1) / kBlock;
+  const std::size_t blocks = (body.size() + kDigestBlock - 1) / kDigestBlock;
   std::vector<std::uint64_t> digests(blocks + 1);
-  digests[0] = detail::Xxh64(header);
+  digests[0] = HeaderDigest(file.first(kHeaderBytes));
   const auto hash_block = [&](std::size_t b) {
-    digests[b + 1] =
-        detail::Xxh64(body.subspan(b * kBlock, std::min(kBlock, body.size() - b * kBlock)));
+    digests[b + 1] = detail::Xxh64(
+        body.subspan(b * kDigestBlock, std::min(kDigestBlock, body.size() - b * kDigestBlock)));
   };
   const int workers = detail::ResolveThreads(threads);
   if (workers == 1 || blocks < 2) {
@@ -92,49 +59,13 @@ std::uint64_t FileDigest(std::span<const char> file, int threads) {
     oneapi::tbb::task_arena arena(workers);
     arena.execute([&] { oneapi::tbb::parallel_for(std::size_t{0}, blocks, hash_block); });
   }
-  return detail::Xxh64({reinterpret_cast<const char*>(digests.data()), digests.size() * 8});
+  return CombineDigests(digests);
 }
-
-struct Piece {
-  const char* data = nullptr;
-  std::size_t bytes = 0;
-};
 
 template <typename T>
-Piece PieceOf(std::span<const T> s) {
+std::span<const char> BytesOf(std::span<const T> s) {
   return {reinterpret_cast<const char*>(s.data()), s.size_bytes()};
 }
-
-// Writes the sections through a DurableFile, padding between them, and checksums the file
-// as written before committing it.
-class AtomicWriter {
- public:
-  explicit AtomicWriter(const std::string& path) : file_(path, "cache") {}
-
-  void PadTo(std::size_t offset) {
-    static constexpr char kZeros[kAlign] = {};
-    while (written_ < offset) {
-      const std::size_t n = std::min(kAlign, offset - written_);
-      file_.Write({kZeros, n});
-      written_ += n;
-    }
-  }
-  void Append(Piece p) {
-    file_.Write({p.data, p.bytes});
-    written_ += p.bytes;
-  }
-
-  void Commit() {
-    // The digest is taken from the file as written (mapped back from the page cache).
-    const std::uint64_t digest = FileDigest(detail::MappedFile(file_.temp_path()).bytes(), 0);
-    file_.WriteAt(kChecksumAt, {reinterpret_cast<const char*>(&digest), sizeof digest});
-    file_.Commit();
-  }
-
- private:
-  detail::DurableFile file_;
-  std::size_t written_ = 0;
-};
 
 // The readers refuse NaN and Inf, so a cache holds none unless it was forged or written from a
 // caller's own arrays; a NaN label would train to a perfect accuracy, an Inf value look like
@@ -162,8 +93,6 @@ void RequireFinite(const Dataset& d, const std::string& path) {
   }
 }
 
-std::size_t AlignUp(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
-
 }  // namespace
 
 void detail::SealCache(std::span<char> file) {
@@ -172,53 +101,27 @@ void detail::SealCache(std::span<char> file) {
 }
 
 void WriteCache(const Dataset& data, const std::string& path) {
-  std::array<Piece, kNumSections> pieces{};
+  std::array<std::span<const char>, kNumSections> sections{};
   if (!data.is_dense()) {
-    pieces[kRowPtr] = PieceOf(data.row_ptr());
-    pieces[kIndex] = PieceOf(data.index());
+    sections[kRowPtr] = BytesOf(data.row_ptr());
+    sections[kIndex] = BytesOf(data.index());
   }
-  pieces[kValue] = PieceOf(data.value());
-  pieces[kLabel] = PieceOf(data.labels());
+  sections[kValue] = BytesOf(data.value());
+  sections[kLabel] = BytesOf(data.labels());
   const RatingsInfo* ratings = data.ratings();
   if (ratings != nullptr) {
-    pieces[kUserIds] = PieceOf(std::span<const std::uint64_t>(ratings->user_ids));
-    pieces[kItemIds] = PieceOf(std::span<const std::uint64_t>(ratings->item_ids));
+    sections[kUserIds] = BytesOf(std::span<const std::uint64_t>(ratings->user_ids));
+    sections[kItemIds] = BytesOf(std::span<const std::uint64_t>(ratings->item_ids));
   }
   const std::string name = data.name().substr(0, kMaxNameBytes);
-  pieces[kName] = {name.data(), name.size()};
+  sections[kName] = name;
 
-  std::array<char, kHeaderBytes> h{};
-  std::memcpy(h.data(), kMagic, sizeof kMagic);
-  Put<std::uint32_t>(h, kVersionAt, kCacheVersion);
-  Put<std::uint32_t>(h, kBomAt, kByteOrderMark);
-  Put<std::uint32_t>(h, kLayoutAt, data.is_dense() ? kDense : kSparse);
-  Put<std::uint32_t>(h, kFlagsAt, ratings != nullptr ? kRatingsFlag : 0);
-  Put<std::uint64_t>(h, kRowsAt, data.rows());
-  Put<std::uint64_t>(h, kFeaturesAt, data.num_features());
-  Put<std::uint64_t>(h, kNnzAt, data.nnz());
-  Put<std::uint32_t>(h, kHeaderSizeAt, kHeaderBytes);
-  if (ratings != nullptr) {
-    Put<std::uint64_t>(h, kUsersAt, ratings->num_users);
-    Put<std::uint64_t>(h, kItemsAt, ratings->num_items);
-    Put<std::uint64_t>(h, kKnownUsersAt, ratings->known_users);
-    Put<std::uint64_t>(h, kKnownItemsAt, ratings->known_items);
-  }
-  std::size_t offset = kHeaderBytes;
-  std::array<std::size_t, kNumSections> offsets{};
+  Contents contents{.dense = data.is_dense(), .ratings = ratings, .rows = data.rows(),
+                    .features = data.num_features(), .nnz = data.nnz()};
+  for (std::size_t s = 0; s < kNumSections; ++s) contents.section_bytes[s] = sections[s].size();
+  CacheWriter out(path, MakeHeader(contents));
   for (std::size_t s = 0; s < kNumSections; ++s) {
-    offsets[s] = pieces[s].bytes == 0 ? 0 : AlignUp(offset);
-    if (pieces[s].bytes != 0) offset = offsets[s] + pieces[s].bytes;
-    Put<std::uint64_t>(h, kSectionsAt + 16 * s, offsets[s]);
-    Put<std::uint64_t>(h, kSectionsAt + 16 * s + 8, pieces[s].bytes);
-  }
-  Put<std::uint64_t>(h, kFileSizeAt, offset);
-
-  AtomicWriter out(path);
-  out.Append({h.data(), h.size()});
-  for (std::size_t s = 0; s < kNumSections; ++s) {
-    if (pieces[s].bytes == 0) continue;
-    out.PadTo(offsets[s]);
-    out.Append(pieces[s]);
+    if (!sections[s].empty()) out.Append(static_cast<Section>(s), sections[s]);
   }
   out.Commit();
 }

@@ -63,6 +63,17 @@ void DurableFile::WriteAt(std::uint64_t offset, std::span<const char> bytes) {
   }
 }
 
+void DurableFile::ReadAt(std::uint64_t offset, std::span<char> bytes) const {
+  while (!bytes.empty()) {
+    const ssize_t done = pread(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    if (done < 0 && errno == EINTR) continue;
+    if (done == 0) errno = EIO;  // the file ends early: it was changed under us
+    if (done <= 0) Fail("cannot read back what was written");
+    bytes = bytes.subspan(static_cast<std::size_t>(done));
+    offset += static_cast<std::uint64_t>(done);
+  }
+}
+
 void DurableFile::Commit() {
   // mkstemp made the file 0600; readable by all like the files it replaces (not 0666 & ~umask:
   // reading the umask means setting it, which races with other threads creating files).

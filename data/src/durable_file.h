@@ -30,8 +30,8 @@ class DurableFile {
   void Write(std::span<const char> bytes);
   // Overwrites bytes already written (a header field filled in last, like a checksum).
   void WriteAt(std::uint64_t offset, std::span<const char> bytes);
-  // The temporary file's name, to read back what was written before Commit().
-  const std::string& temp_path() const { return temp_; }
+  // Reads back bytes written before Commit() (a scratch file that is never committed).
+  void ReadAt(std::uint64_t offset, std::span<char> bytes) const;
 
   // Syncs, closes and renames the temporary file onto `path`, then syncs the directory.
   void Commit();

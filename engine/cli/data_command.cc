@@ -102,13 +102,6 @@ int RunStats(const DataOptions& o) {
   return 0;
 }
 
-int RunConvert(const DataOptions& o) {
-  const Dataset d = LoadDataset(o.data, ToLoadOptions(o));
-  WriteCache(d, o.out);
-  std::fprintf(stderr, "wrote %s: %zu rows, %zu features, %zu stored values\n", o.out.c_str(),
-               d.rows(), d.num_features(), d.nnz());
-  return 0;
-}
 
 // The planted model as text: a '#' line naming its shape, then one row of floats per line.
 void WriteTruth(const std::string& path, const std::string& header, std::span<const float> values,
@@ -122,9 +115,18 @@ void WriteTruth(const std::string& path, const std::string& header, std::span<co
   if (!out) throw Error(ErrorCode::kIo, path + ": cannot write the planted model");
 }
 
-void Report(const std::string& path, const Dataset& d) {
+void Report(const std::string& path, const CacheSummary& s) {
   std::fprintf(stderr, "wrote %s: %zu rows, %zu features, %zu stored values\n", path.c_str(),
-               d.rows(), d.num_features(), d.nnz());
+               s.rows, s.num_features, s.nnz);
+}
+void Report(const std::string& path, const Dataset& d) {
+  Report(path, {.rows = d.rows(), .num_features = d.num_features(), .nnz = d.nnz()});
+}
+
+// Streamed for LIBSVM and CSV (ConvertToCache): memory holds a piece, not the data set.
+int RunConvert(const DataOptions& o) {
+  Report(o.out, ConvertToCache(o.data, o.out, ToLoadOptions(o)));
+  return 0;
 }
 
 int RunGenClassification(const DataOptions& o) {
@@ -245,7 +247,9 @@ Action AddDataCommand(CLI::App& app) {
   stats->add_flag("--json", o->json, "Print one JSON object");
   stats->callback([which] { *which = "stats"; });
 
-  CLI::App* convert = data->add_subcommand("convert", "Write the binary cache of a data file");
+  CLI::App* convert = data->add_subcommand(
+      "convert", "Write the binary cache of a data file (LIBSVM and CSV streamed in " +
+                     std::to_string(kConvertPieceBytes >> 20) + " MiB pieces)");
   AddLoadOptions(convert, *o);
   convert->add_option("--out", o->out, "Cache file to write")->required();
   convert->callback([which] { *which = "convert"; });
