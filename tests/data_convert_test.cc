@@ -66,6 +66,13 @@ std::string RatingsText() {
   return text;
 }
 
+// `text` with `line` inserted as its line `number` (from 1).
+std::string WithLine(std::string text, int number, const std::string& line) {
+  std::size_t at = 0;
+  for (int i = 1; i < number; ++i) at = text.find('\n', at) + 1;
+  return text.insert(at, line + '\n');
+}
+
 struct ConvertCase {
   const char* name;
   const char* file;
@@ -116,41 +123,33 @@ TEST(ConvertToCache, SeveralDigestBlocks) {
   EXPECT_TRUE(ReadBytes(dir.Path("piece.cache")) == ReadBytes(dir.Path("whole.cache")));
 }
 
-// A bad line after pieces were written: LoadDataset's error, and neither a cache nor a
-// temporary file left; a cache that was there stays as it was.
-TEST(ConvertToCache, BadLineLeavesNoFileBehind) {
-  const TempDir dir;
-  std::string text = LibsvmText(300);
-  std::size_t at = 0;
-  for (int i = 1; i < 250; ++i) at = text.find('\n', at) + 1;
-  text.insert(at, "1 4:x\n");  // line 250
-  const std::string path = dir.Write("bad.svm", text);
-  const std::string want = ErrorOf([&] { LoadDataset(path); });
-  EXPECT_NE(want.find("bad.svm:250: "), std::string::npos) << want;
-  for (std::size_t piece : {1, 333, 1 << 20}) {
-    EXPECT_EQ(ErrorOf([&] { ConvertToCache(path, dir.Path("bad.cache"), {}, piece); }), want);
-    EXPECT_EQ(Listing(dir.Path("")), std::vector<std::string>{"bad.svm"});
+// A bad line after pieces were written is reported as LoadDataset reports it (a CSV row with
+// another field count too, even as the first row of a piece) and leaves neither a cache nor a
+// temporary file; a cache that was there stays as it was.
+TEST(ConvertToCache, BadLineIsTheFilesErrorAndLeavesNoFile) {
+  const struct {
+    const char* file;
+    std::string text;
+    const char* message;
+  } cases[] = {
+      {"bad.svm", WithLine(LibsvmText(300), 250, "1 4:x"), "bad.svm:250: "},
+      {"bad.csv", WithLine(CsvText(200), 150, "1,2,3,4"), "bad.csv:150: expected 3 fields, got 4"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.file);
+    const TempDir dir;
+    const std::string path = dir.Write(c.file, c.text);
+    const std::string want = ErrorOf([&] { LoadDataset(path); });
+    EXPECT_NE(want.find(c.message), std::string::npos) << want;
+    for (std::size_t piece : {1, 50, 1 << 20}) {
+      EXPECT_EQ(ErrorOf([&] { ConvertToCache(path, dir.Path("bad.cache"), {}, piece); }), want);
+      EXPECT_EQ(Listing(dir.Path("")), std::vector<std::string>{c.file});
+    }
+    const std::string old = dir.Write("old.cache", "previous contents");
+    EXPECT_EQ(ErrorOf([&] { ConvertToCache(path, old, {}, 50); }), want);
+    EXPECT_EQ(ReadBytes(old), "previous contents");
+    EXPECT_EQ(Listing(dir.Path("")), (std::vector<std::string>{c.file, "old.cache"}));
   }
-  const std::string old = dir.Write("old.cache", "previous contents");
-  EXPECT_EQ(ErrorOf([&] { ConvertToCache(path, old, {}, 333); }), want);
-  EXPECT_EQ(ReadBytes(old), "previous contents");
-  EXPECT_EQ(Listing(dir.Path("")), (std::vector<std::string>{"bad.svm", "old.cache"}));
-}
-
-// A CSV row with another field count is the file's error even as the first row of a piece.
-TEST(ConvertToCache, CsvFieldCountHoldsAcrossPieces) {
-  const TempDir dir;
-  std::string text = CsvText(200);
-  std::size_t at = 0;
-  for (int i = 1; i < 150; ++i) at = text.find('\n', at) + 1;
-  text.insert(at, "1,2,3,4\n");
-  const std::string path = dir.Write("bad.csv", text);
-  const std::string want = ErrorOf([&] { LoadDataset(path); });
-  EXPECT_NE(want.find("bad.csv:150: expected 3 fields, got 4"), std::string::npos) << want;
-  for (std::size_t piece : {1, 50, 1 << 20}) {
-    EXPECT_EQ(ErrorOf([&] { ConvertToCache(path, dir.Path("bad.cache"), {}, piece); }), want);
-  }
-  EXPECT_EQ(Listing(dir.Path("")), std::vector<std::string>{"bad.csv"});
 }
 
 TEST(ConvertToCache, FileWithoutRowsIsLoadDatasetsError) {
