@@ -98,7 +98,8 @@ TEST_P(ConvertTest, SameBytesAsTheCacheOfTheWholeFile) {
     EXPECT_TRUE(ReadBytes(dir.Path("piece.cache")) == want);
   }
   ExpectSameData(ReadCache(dir.Path("piece.cache")), whole);  // and its checksum holds
-  EXPECT_EQ(Listing(dir.Path("")), (std::vector<std::string>{c.file, "piece.cache", "whole.cache"}));
+  EXPECT_EQ(Listing(dir.Path("")),
+            (std::vector<std::string>{c.file, "piece.cache", "whole.cache"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(

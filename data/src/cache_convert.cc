@@ -38,7 +38,8 @@ class SectionFile {
   // Appends the section to `out` a buffer at a time.
   void CopyTo(fmt::CacheWriter& out, fmt::Section s, std::vector<char>& buffer) const {
     for (std::uint64_t at = 0; at < bytes_; at += buffer.size()) {
-      const std::span<char> chunk(buffer.data(), std::min<std::uint64_t>(buffer.size(), bytes_ - at));
+      const std::span<char> chunk(buffer.data(),
+                                  std::min<std::uint64_t>(buffer.size(), bytes_ - at));
       file_.ReadAt(at, chunk);
       out.Append(s, chunk);
     }
