@@ -64,7 +64,8 @@ Visit VisitSplitRows(const Worker& s) {
 void Start(Worker& s, const Dataset& data, const LogisticModel& model, Shuffle shuffle, int w,
            int workers, int epoch, const HotHead* head = nullptr) {
   const TrainConfig config{.batch = 1, .shuffle = shuffle};
-  RunPlan plan{.train = data, .config = config, .threads = workers, .shuffle = shuffle};
+  RunPlan plan{.train = data, .config = config, .threads = workers, .workers = workers,
+               .shuffle = shuffle};
   BuildHotWorker(s, model, plan, w, head != nullptr ? *head : HotHead{}, workers == 1);
   s.BeginEpoch(/*seed=*/5, epoch, w, 0);
 }

@@ -169,7 +169,7 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
       ->capture_default_str();
   cmd->add_option("--group-size", c.group_size,
                   "hogwild++: threads per replica (0 = auto: the threads of a cache domain, an L3 "
-                  "cache within a NUMA node; 1 when unpinned)")
+                  "cache within a NUMA node; 1 when unpinned; one per rank under mpirun)")
       ->capture_default_str();
   cmd->add_option("--hot-coords", c.hot_coords,
                   "hogwild, hogwild++, sparse linear models: keep a private copy per worker of this "

@@ -141,7 +141,7 @@ struct TrainConfig {
   bool strict = false;
   // hogwild++: threads per replica (group); 0 (auto): the threads of one cache domain (an L3
   // cache, within one NUMA node; ReplicaGroups in corral/placement.h), or 1 when the
-  // placement is unknown (--pin none).
+  // placement is unknown (--pin none); across ranks (mpirun), one group per rank.
   int group_size = 0;
   // hogwild and hogwild++ (inside each group), with a linear model on sparse data and batch 1:
   // how many of the most frequent coordinates each worker keeps a private copy of, adding its

@@ -45,6 +45,20 @@
 // holds it just stops the ring until the run ends (Coordinate's halt stops everyone anyway).
 // Bytes: each sync counts 2 d * 4 bytes to the syncing worker (it writes beta delta into x_n
 // and reads x_n, both across groups).
+//
+// Across ranks (mpirun -np R; docs/algorithms.md "hogwild++ across ranks"): each rank's threads
+// form its groups as above (groups never span ranks; every rank has the same number G), the ring
+// runs over all R G groups in rank order (beta and lambda from N = R G), and the hop from a
+// rank's last group g to the next rank's first group n travels as messages (ring_port.h):
+//   g's holder, when it passes (after its K samples): sends delta = x_g - o_g (kDelta), keeps
+//     x_s = x_g as sent, and waits for nothing;
+//   n's rank, at a worker's chunk boundary: replies with x_n (kReply), then x_n += beta delta,
+//     and gives n its turn;
+//   g's rank, at a worker's chunk boundary, on the reply: m = lambda x_n + (1 - lambda) x_s +
+//     (beta + lambda - 1) delta, x_g += m - x_s (what g learnt since x_s stays), o_g <- m.
+// So g's sync is done at its pass instead of its take, and against x_n as it stood when the
+// delta arrived; g takes no turn while its reply is outstanding (awaiting_reply_). Each of the
+// two messages counts d * 4 bytes to the worker that sends it (2 d * 4 a sync, as above).
 #pragma once
 
 #include <algorithm>
@@ -52,6 +66,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -61,7 +76,9 @@
 #include <corral/placement.h>
 
 #include "engine/src/gossip/mixing.h"
+#include "engine/src/cluster/collectives.h"
 #include "engine/src/modes/hogwild_steps.h"
+#include "engine/src/modes/ring_port.h"
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/describe.h"
 
@@ -83,10 +100,10 @@ class HogwildPPMode {
  public:
   HogwildPPMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt),
-        group_of_(ReplicaGroups(plan.threads, plan.config.group_size, plan.worker_domain)),
+        group_of_(ReplicaGroups(plan.threads, GroupSize(plan), plan.worker_domain)),
         groups_(static_cast<std::size_t>(*std::max_element(group_of_.begin(), group_of_.end()) + 1)),
-        workers_(plan.threads) {
-    const int n = Groups();
+        workers_(plan.threads), first_(plan.first_worker) {
+    const int n = RingSize();
     beta_ = static_cast<float>(HogwildPPBeta(n));
     lambda_ = static_cast<float>(1 - std::pow(static_cast<double>(beta_), n - 1));
     const std::size_t batch = static_cast<std::size_t>(plan.config.batch);
@@ -100,12 +117,22 @@ class HogwildPPMode {
     // Workers look at the token every `chunk_` samples: often enough to hold it about K.
     chunk_ = static_cast<std::size_t>(std::clamp<std::uint64_t>(hold_ / 4, 1, 256));
     head_ = PlanHotHead(model, plan);
+    if (plan.cluster->ranks() > 1) {
+      port_.emplace(*plan.cluster, model.NumParams());
+      // The token starts with rank 0's first group; the other ranks wait for it.
+      if (plan.cluster->rank() > 0) token_.store(Away(), std::memory_order_relaxed);
+    }
   }
 
   void Setup(int w) {
-    State& self = workers_[w];
+    State& self = workers_[w - first_];
     BuildHotWorker(self, model_, plan_, w, head_, false);  // never exclusive: the ring writes too
     const int g = GroupOf(w);
+    if (port_ && w == first_) {  // the rank's end of the ring, first-touched by its first worker
+      port_->Bind();
+      sent_.assign(plan_.initial.size(), 0.0f);
+      scratch_.assign(plan_.initial.size(), 0.0f);
+    }
     if (FirstOf(g) == w) {  // first touch of the group's replica and snapshot by its first worker
       groups_[static_cast<std::size_t>(g)].x.assign(plan_.initial.begin(), plan_.initial.end());
       groups_[static_cast<std::size_t>(g)].old.assign(plan_.initial.begin(), plan_.initial.end());
@@ -113,7 +140,7 @@ class HogwildPPMode {
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
-    State& self = workers_[w];
+    State& self = workers_[w - first_];
     self.BeginEpoch(plan_.config.seed, epoch, w, start, &halt_);  // HogwildSteps checks halt_ first
     const int g = GroupOf(w);
     const Params x(groups_[static_cast<std::size_t>(g)].x);
@@ -127,10 +154,10 @@ class HogwildPPMode {
     if (self.holding) Pass(self, g);  // the others may go on while this worker is parked
   }
 
-  std::uint64_t Position(int w) const { return workers_.Position(w); }
+  std::uint64_t Position(int w) const { return workers_.Position(w - first_); }
   // A worker's rows, and its group's replica and snapshot for the group's first worker.
   std::vector<std::span<const std::byte>> OwnedMemory(int w) const {
-    std::vector<std::span<const std::byte>> areas = workers_.OwnedMemory(w);
+    std::vector<std::span<const std::byte>> areas = workers_.OwnedMemory(w - first_);
     const int g = GroupOf(w);
     if (FirstOf(g) == w) {
       areas.push_back(std::as_bytes(std::span(groups_[static_cast<std::size_t>(g)].x)));
@@ -138,7 +165,7 @@ class HogwildPPMode {
     }
     return areas;
   }
-  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
+  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.workers); }
   std::uint64_t Samples() const { return workers_.Samples(); }
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
   // Its training state at an epoch boundary (mode_state.h): each group's replica and its
@@ -159,13 +186,18 @@ class HogwildPPMode {
     for (int w = 0; w < plan_.threads; ++w) v.Count(Key("hot_syncs", w), workers_[w].hot.syncs);
   }
 
-  // The group replicas' mean.
+  // The group replicas' mean (across ranks: every rank's groups, in ring order; collective).
   void Snapshot(std::span<float> out) const {
-    MeanInto(Replicas(), out);
+    if (!port_) return MeanInto(Replicas(), out);
+    MeanInto(GatherReplicas(*plan_.cluster, Replicas(), out.size()).replicas, out);
   }
   // While the workers run (LiveModel): the same mean, read with relaxed atomic loads.
   void LiveSnapshot(std::span<float> out) const { RelaxedMeanOf(Replicas(), out); }
-  double Consensus() const { return ConsensusDistance(Replicas()); }
+  double Consensus() const {
+    if (!port_) return ConsensusDistance(Replicas());
+    const std::size_t d = plan_.initial.size();
+    return ConsensusDistance(GatherReplicas(*plan_.cluster, Replicas(), d).replicas);
+  }
   std::uint64_t BytesSent() const {
     return workers_.Sum([](const State& s) { return s.sent; });
   }
@@ -182,8 +214,10 @@ class HogwildPPMode {
     const EvalPoint last = LastPoint(r);
     if (last.consensus) {
       const int size = plan_.config.group_size;
+      const int ranks = plan_.cluster->ranks();
       const bool by_domain = size == 0 && !HierarchicalGroups(plan_.worker_domain).empty();
       const std::string groups = size > 0    ? Printf("groups of %d threads", size)
+                                 : ranks > 1 ? Printf("%d groups, one per rank", ranks)
                                  : by_domain ? Printf("%d groups, one per cache domain", Groups())
                                              : std::string("groups of 1 thread (placement unknown)");
       AddSummaryLine(r, "replicas", Printf("%s on a token ring, consensus %.3g", groups.c_str(),
@@ -191,9 +225,11 @@ class HogwildPPMode {
     }
   }
 
-  // For tests and reports, read while the workers are parked.
+  // For tests and reports, read while the workers are parked. Groups: this rank's.
   int Groups() const { return static_cast<int>(groups_.size()); }
-  int GroupOf(int w) const { return group_of_[static_cast<std::size_t>(w)]; }
+  // The groups on the ring: every rank's.
+  int RingSize() const { return Groups() * plan_.cluster->ranks(); }
+  int GroupOf(int w) const { return group_of_[static_cast<std::size_t>(w - first_)]; }
   float beta() const { return beta_; }
   float lambda() const { return lambda_; }
   std::uint64_t HoldSamples() const { return hold_; }
@@ -221,11 +257,14 @@ class HogwildPPMode {
   // At a chunk boundary of a worker of group g: pass the token when held long enough, or
   // take it and sync when it is g's turn.
   void Ring(State& self, int g) {
-    if (Groups() == 1) return;
+    if (RingSize() == 1) return;
+    if (port_) Serve(self);
     if (self.holding) {
       if (self.samples >= self.pass_at) Pass(self, g);
       return;
     }
+    // acquire: ApplyReply's o_g and x_g happen before g's next turn.
+    if (Crosses(g) && awaiting_reply_.load(std::memory_order_acquire)) return;
     const auto mine = static_cast<std::uint32_t>(2 * g);
     std::uint32_t expected = mine;
     // relaxed look first: most checks find another group's turn and must not write the line.
@@ -234,17 +273,106 @@ class HogwildPPMode {
                                         std::memory_order_relaxed)) {
       return;
     }
-    Sync(g);
-    ++self.syncs;
-    self.sent += 2 * groups_[static_cast<std::size_t>(g)].old.size() * sizeof(float);
+    if (!Crosses(g)) {  // a hop to another rank syncs at the pass (SendDelta)
+      Sync(g);
+      ++self.syncs;
+      self.sent += 2 * groups_[static_cast<std::size_t>(g)].old.size() * sizeof(float);
+    }
     self.holding = true;
     self.pass_at = self.samples + hold_;
   }
 
   void Pass(State& self, int g) {
+    self.holding = false;
+    if (Crosses(g)) return SendDelta(self, g);
     const int next = (g + 1) % Groups();
     token_.store(static_cast<std::uint32_t>(2 * next), std::memory_order_release);
-    self.holding = false;
+  }
+
+  // --group-size, where 0 (auto) across ranks is one group per rank: the ranks' workers are not
+  // pinned by Corral (their cache domains are unknown) and the launcher binds a rank to a NUMA
+  // node in the recommended layout.
+  static int GroupSize(const RunPlan& plan) {
+    const bool across = plan.workers > plan.threads;
+    return plan.config.group_size == 0 && across ? plan.threads : plan.config.group_size;
+  }
+
+  // Whether group g's next group on the ring lives on another rank.
+  bool Crosses(int g) const { return port_ && g == Groups() - 1; }
+  // The token's value while it is on another rank (or travelling): no group's turn here.
+  std::uint32_t Away() const { return static_cast<std::uint32_t>(2 * Groups()); }
+
+  // The last group g passes the token to the next rank (see the header), holding the port.
+  void SendDelta(State& self, int g) {
+    port_->Hold();
+    Group& group = groups_[static_cast<std::size_t>(g)];
+    const Params x(group.x);
+    for (std::size_t u = 0; u < x.size(); ++u) {
+      sent_[u] = x.Load(u);
+      scratch_[u] = sent_[u] - group.old[u];
+    }
+    // relaxed, both: the port's hand-off orders them before ApplyReply (which clears the flag)
+    // and before Serve gives a returning token back (its release store).
+    awaiting_reply_.store(true, std::memory_order_relaxed);
+    token_.store(Away(), std::memory_order_relaxed);
+    const bool sent = port_->Send(port_->next(), RingPort::kDelta, scratch_);
+    port_->Drop();
+    if (!sent) return;  // aborted: the run is ending
+    ++self.syncs;
+    self.sent += scratch_.size() * sizeof(float);
+  }
+
+  // At a chunk boundary, if no other worker of the rank is at it: the ring's messages that
+  // arrived (a delta from the previous rank, a reply from the next).
+  void Serve(State& self) {
+    if (!port_->TryHold()) return;
+    try {
+      for (const int from : {port_->previous(), port_->next()}) {
+        while (std::optional<Message> m = port_->Receive(from)) {
+          if (m->header.round == RingPort::kDelta) {
+            ApplyDelta(self, *m);
+          } else {
+            ApplyReply(*m);
+          }
+          port_->Release(*m);
+        }
+        if (port_->previous() == port_->next()) break;  // 2 ranks: one channel
+      }
+    } catch (...) {
+      port_->Drop();
+      throw;
+    }
+    port_->Drop();
+  }
+
+  // The previous rank's last group synced with group 0 (its `Sync` with x_n = x_0, here).
+  void ApplyDelta(State& self, const Message& m) {
+    const Params x(groups_[0].x);
+    const std::span<const float> delta = RingPort::Floats(m);
+    for (std::size_t u = 0; u < x.size(); ++u) {
+      const float next = x.Load(u);
+      scratch_[u] = next;
+      x.Store(u, next + beta_ * delta[u]);
+    }
+    if (port_->Send(port_->previous(), RingPort::kReply, scratch_)) {
+      self.sent += scratch_.size() * sizeof(float);
+    }
+    token_.store(0, std::memory_order_release);  // group 0's turn (it was Away)
+  }
+
+  // The next rank's x_n for the last group's outstanding sync (see the header).
+  void ApplyReply(const Message& m) {
+    Group& group = groups_[static_cast<std::size_t>(Groups() - 1)];
+    const Params x(group.x);
+    const std::span<const float> next = RingPort::Floats(m);
+    const float keep = beta_ + lambda_ - 1;
+    for (std::size_t u = 0; u < x.size(); ++u) {
+      const float sent = sent_[u];
+      const float mixed = lambda_ * next[u] + (1 - lambda_) * sent + keep * (sent - group.old[u]);
+      x.Store(u, x.Load(u) + (mixed - sent));
+      group.old[u] = mixed;
+    }
+    awaiting_reply_.store(false, std::memory_order_release);
   }
 
   // The HOGWILD++ update of group g with the next group (see the header).
@@ -264,8 +392,10 @@ class HogwildPPMode {
     }
   }
 
+  // Group g's first worker (a global id).
   int FirstOf(int g) const {
-    return static_cast<int>(std::find(group_of_.begin(), group_of_.end(), g) - group_of_.begin());
+    const auto at = std::find(group_of_.begin(), group_of_.end(), g) - group_of_.begin();
+    return first_ + static_cast<int>(at);
   }
   std::vector<std::span<const float>> Replicas() const {
     std::vector<std::span<const float>> replicas;
@@ -281,12 +411,23 @@ class HogwildPPMode {
   HotHead head_;  // fused linear loop: coordinates each worker keeps a private copy of
   std::vector<Group> groups_;
   WorkerSet<State> workers_;
+  const int first_;  // this rank's first worker (RunPlan::first_worker)
   float beta_ = 1;
   float lambda_ = 0;
   std::uint64_t hold_ = 1;   // samples a holder keeps the token after its sync (K)
   std::size_t chunk_ = 256;  // samples between looks at the token
   // The ring's token: W/R any worker (see the header); between epochs nobody holds it.
   alignas(kCacheLine) std::atomic<std::uint32_t> token_{0};
+
+  // Across ranks only (see the header).
+  std::optional<RingPort> port_;
+  // Thread safety: the port's holder only (ring_port.h). sent_: x_s of the last group's delta
+  // in flight; scratch_: the payload being sent.
+  std::vector<float> sent_;
+  std::vector<float> scratch_;
+  // W: SendDelta (set, relaxed), ApplyReply (clear, release); R: takers of the last group's
+  // turn (acquire): o_g and x_g as the reply left them happen before that group's next turn.
+  alignas(kCacheLine) std::atomic<bool> awaiting_reply_{false};
 };
 
 }  // namespace corral::internal

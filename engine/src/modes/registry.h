@@ -98,7 +98,7 @@ inline constexpr auto kModes = std::to_array<ModeInfo>({
     {.algorithm = Algorithm::kHogwildPP, .name = "hogwild++",
      .help = "hogwild inside groups of --group-size threads, groups mixed on a token ring, the "
              "token held --gossip-every steps (auto: from the model's size)",
-     .runner = &kHogwildPPFamily},
+     .runner = &kHogwildPPFamily, .across_ranks = true},
 });
 
 // The table's line for `a`.
