@@ -29,6 +29,17 @@ namespace corral {
 // TrainConfig::gossip_every: the replica modes choose the period from measured costs.
 inline constexpr int kGossipEveryAuto = 0;
 
+// TrainConfig::class_weight: each class's factor on its samples' loss (--class-weight).
+struct ClassWeight {
+  // n / (classes * rows of the class), from the training rows (scikit-learn's "balanced").
+  bool balanced = false;
+  // (label, weight) pairs; a class not listed weighs 1. Binary models: a label > 0 names the
+  // positive class, any other the negative one.
+  std::vector<std::pair<float, float>> weights;
+
+  bool none() const { return !balanced && weights.empty(); }
+};
+
 struct TrainConfig {
   // Training algorithm.
   Algorithm algorithm = Algorithm::kHogwild;
@@ -69,6 +80,10 @@ struct TrainConfig {
   Shuffle shuffle = Shuffle::kEpoch;
   // Write one JSON line per evaluation point and a summary line to this file (none if empty).
   std::string metrics_path;
+  // Classification (logistic, hinge, softmax): multiply each sample's loss and gradient by its
+  // class's weight; the objective becomes (1/n) sum_i c_{y_i} loss_i + (l2/2)|w|^2, and every
+  // loss reported (train, test, validation) is weighted alike. Unset (none): every class 1.
+  ClassWeight class_weight;
   // Stop once the objective at an evaluation point is at or below this value.
   std::optional<double> target_loss;
   // Held-out data scored at every epoch end (EvalPoint::validation_*): a file, read like a
@@ -190,6 +205,12 @@ void ParseCheckpointEvery(std::string_view text, TrainConfig& config);
 // or T (powers of 1024, optionally followed by B or iB: 512M, 1.5G, 4GiB), above 0. Throws
 // corral::Error (kBadConfig) naming the flag otherwise.
 std::uint64_t ParseMemoryBudget(std::string_view text);
+
+// --class-weight as spelled: none, balanced, or LABEL:W,... (W a finite number >= 0, each
+// label once). Throws corral::Error (kBadConfig) naming the flag otherwise.
+ClassWeight ParseClassWeight(std::string_view text);
+// The spelling of a ClassWeight, as ParseClassWeight reads it (the metrics summary's).
+std::string ClassWeightSpec(const ClassWeight& weight);
 
 // TrainConfig::seeded_tau: the largest TAU; the delay queue holds TAU + 1 gradients.
 inline constexpr int kMaxSeededTau = 65536;
