@@ -93,6 +93,11 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
       ->capture_default_str();
   cmd->add_option("--lr", c.lr, "Initial step size (0 = search on a sample)")
       ->capture_default_str();
+  cmd->add_option("--optimizer", o.optimizer,
+                  "sgd, or adagrad: per-coordinate steps lr / (sqrt(G_u) + 1e-8), G_u the "
+                  "coordinate's sum of squared gradients (hogwild, logistic/hinge/squared, batch 1; "
+                  "--lr 0 means 0.5 there)")
+      ->capture_default_str();
   cmd->add_option("--lr-decay", c.lr_decay, "Step size multiplier after each epoch")
       ->capture_default_str();
   cmd->add_option("--seed", c.seed, "Random seed")->capture_default_str();
@@ -210,6 +215,7 @@ void ResolveConfig(TrainOptions& o) {
   if (!o.memory_budget.empty()) config.memory_budget = ParseMemoryBudget(o.memory_budget);
   config.metric = ParseMetric(o.metric);
   config.class_weight = ParseClassWeight(o.class_weight);
+  config.optimizer = ParseOptimizer(o.optimizer);
   config.Validate();
 }
 

@@ -95,6 +95,11 @@ constexpr std::array<std::pair<std::string_view, Shuffle>, 3> kShuffles{{
     {"off", Shuffle::kOff},
 }};
 
+constexpr std::array<std::pair<std::string_view, Optimizer>, 2> kOptimizers{{
+    {"sgd", Optimizer::kSgd},
+    {"adagrad", Optimizer::kAdaGrad},
+}};
+
 constexpr std::array<std::pair<std::string_view, Metric>, 4> kMetrics{{
     {"loss", Metric::kLoss},
     {"acc", Metric::kAccuracy},
@@ -211,6 +216,8 @@ std::string_view ToString(Shuffle s) { return NameOf(s, kShuffles); }
 Shuffle ParseShuffle(std::string_view name) { return ParseName("--shuffle value", name, kShuffles); }
 std::string_view ToString(Metric m) { return NameOf(m, kMetrics); }
 Metric ParseMetric(std::string_view name) { return ParseName("--metric", name, kMetrics); }
+std::string_view ToString(Optimizer o) { return NameOf(o, kOptimizers); }
+Optimizer ParseOptimizer(std::string_view name) { return ParseName("--optimizer", name, kOptimizers); }
 
 std::string AlgorithmHelp() {
   constexpr std::size_t kColumn = 11;  // the longest name, hogwild++, and a space
@@ -390,6 +397,21 @@ void TrainConfig::Validate() const {
     BadConfig("--lr-decay must be in (0, 1]");
   }
   if (target_loss && !std::isfinite(*target_loss)) BadConfig("--target-loss must be a finite number");
+  if (optimizer == Optimizer::kAdaGrad) {
+    // Where AdaGrad's accumulators live beside the shared model and race like it
+    // (adagrad_steps.h); elsewhere they would need their own replicas, delays or codecs.
+    const std::string where = "--optimizer adagrad runs under --algo hogwild with a linear model "
+                              "(logistic, hinge, squared) at --batch 1";
+    const bool linear = model == ModelKind::kLogistic || model == ModelKind::kHinge ||
+                        model == ModelKind::kSquared;
+    if (algorithm != Algorithm::kHogwild) BadConfig(where + ", not --algo " + std::string(ToString(algorithm)));
+    if (!linear) BadConfig(where + ", not --model " + std::string(ToString(model)));
+    if (batch != 1) BadConfig(where + ", not --batch " + std::to_string(batch));
+    if (seeded_tau) BadConfig(where + " and --schedule free, not --schedule " + ScheduleSpec(*this));
+    if (!resume_path.empty()) {
+      BadConfig("--optimizer adagrad cannot --resume: its accumulators are not saved in the model file yet");
+    }
+  }
   if (!class_weight.none() && !internal::TakesClassWeight(model)) {
     const bool regression = model == ModelKind::kSquared || model == ModelKind::kMf;
     BadConfig("--class-weight " + ClassWeightSpec(class_weight) +

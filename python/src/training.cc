@@ -101,6 +101,8 @@ TrainConfig ParseOptions(const py::dict& options) {
       {"rank", [&](auto& n, auto v) { c.rank = Get<int>(n, v, "an integer"); }},
       {"no_bias", [&](auto& n, auto v) { c.bias = !Get<bool>(n, v, "a bool"); }},
       {"lr", [&](auto& n, auto v) { c.lr = Get<float>(n, v, "a number"); }},
+      {"optimizer",
+       [&](auto& n, auto v) { c.optimizer = ParseOptimizer(Get<std::string>(n, v, "a string")); }},
       {"lr_decay", [&](auto& n, auto v) { c.lr_decay = Get<float>(n, v, "a number"); }},
       {"seed",
        [&](auto& n, auto v) { c.seed = Get<std::uint64_t>(n, v, "a non-negative integer"); }},

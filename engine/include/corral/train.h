@@ -62,6 +62,10 @@ struct TrainConfig {
   bool bias = true;
   // Initial step size; 0 picks one by trying a few on a sample of the data (Bottou's SGD).
   float lr = 0;
+  // sgd, or adagrad: per-coordinate steps lr / (sqrt(G_u) + eps), G_u the coordinate's sum of
+  // squared gradients, kept beside the model and raced like it (hogwild with a linear model at
+  // batch 1 only; the other modes and models refuse it). --lr 0 under adagrad: 0.5.
+  Optimizer optimizer = Optimizer::kSgd;
   // Step size multiplier applied after every epoch (HOGWILD! uses 0.9).
   float lr_decay = 0.9f;
   // Seed of every random choice (shuffles, step-size search); with 1 thread a seed fixes the

@@ -138,6 +138,11 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
 template <typename M>
 HotHead PlanHotHead(const M& model, const RunPlan& plan) {
   if constexpr (kIsLinear<M>) {
+    if (plan.config.optimizer == Optimizer::kAdaGrad) {
+      HotHead none;
+      none.off = "off: --optimizer adagrad (a private copy would need private accumulators)";
+      return none;
+    }
     if (plan.config.batch == 1) {
       HotHead head = ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords,
                                    HotUpdatesPerSync(plan.config.hot_sync));
