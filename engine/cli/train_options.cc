@@ -85,7 +85,18 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_flag_callback(
       "--no-bias", [&c] { c.bias = false; },
       "Keep softmax's per-class and mf's per-user/item biases at 0 (LIBLINEAR's default)");
+  cmd->add_option("--class-weight", o.class_weight,
+                  "logistic, hinge, softmax: each class's factor on its samples' loss and "
+                  "gradient: none, balanced (n / (classes * rows of the class), scikit-learn's) or "
+                  "LABEL:W,... (e.g. 1:5; unlisted classes 1; binary: a label > 0 is the positive "
+                  "class). The objective and every loss reported are weighted alike")
+      ->capture_default_str();
   cmd->add_option("--lr", c.lr, "Initial step size (0 = search on a sample)")
+      ->capture_default_str();
+  cmd->add_option("--optimizer", o.optimizer,
+                  "sgd, or adagrad: per-coordinate steps lr / (sqrt(G_u) + 1e-8), G_u the "
+                  "coordinate's sum of squared gradients (hogwild, logistic/hinge/squared, batch 1; "
+                  "--lr 0 means 0.5 there)")
       ->capture_default_str();
   cmd->add_option("--lr-decay", c.lr_decay, "Step size multiplier after each epoch")
       ->capture_default_str();
@@ -203,6 +214,8 @@ void ResolveConfig(TrainOptions& o) {
   config.seeded_tau = ParseSchedule(o.schedule);
   if (!o.memory_budget.empty()) config.memory_budget = ParseMemoryBudget(o.memory_budget);
   config.metric = ParseMetric(o.metric);
+  config.class_weight = ParseClassWeight(o.class_weight);
+  config.optimizer = ParseOptimizer(o.optimizer);
   config.Validate();
 }
 

@@ -95,6 +95,11 @@ constexpr std::array<std::pair<std::string_view, Shuffle>, 3> kShuffles{{
     {"off", Shuffle::kOff},
 }};
 
+constexpr std::array<std::pair<std::string_view, Optimizer>, 2> kOptimizers{{
+    {"sgd", Optimizer::kSgd},
+    {"adagrad", Optimizer::kAdaGrad},
+}};
+
 constexpr std::array<std::pair<std::string_view, Metric>, 4> kMetrics{{
     {"loss", Metric::kLoss},
     {"acc", Metric::kAccuracy},
@@ -211,6 +216,8 @@ std::string_view ToString(Shuffle s) { return NameOf(s, kShuffles); }
 Shuffle ParseShuffle(std::string_view name) { return ParseName("--shuffle value", name, kShuffles); }
 std::string_view ToString(Metric m) { return NameOf(m, kMetrics); }
 Metric ParseMetric(std::string_view name) { return ParseName("--metric", name, kMetrics); }
+std::string_view ToString(Optimizer o) { return NameOf(o, kOptimizers); }
+Optimizer ParseOptimizer(std::string_view name) { return ParseName("--optimizer", name, kOptimizers); }
 
 std::string AlgorithmHelp() {
   constexpr std::size_t kColumn = 11;  // the longest name, hogwild++, and a space
@@ -322,6 +329,60 @@ std::string ScheduleSpec(const TrainConfig& config) {
   return config.seeded_tau ? "seeded:" + std::to_string(*config.seeded_tau) : "free";
 }
 
+namespace {
+
+// A number as --class-weight spells it: what from_chars reads, with an optional leading '+'
+// ("+1", the positive class of LIBSVM files); nullopt if `text` is anything else.
+std::optional<float> ClassWeightNumber(std::string_view text) {
+  if (text.starts_with('+')) text.remove_prefix(1);
+  float value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+ClassWeight ParseClassWeight(std::string_view text) {
+  if (text == "none" || text.empty()) return {};
+  if (text == "balanced") return {.balanced = true};
+  const auto bad = [&](const std::string& why) {
+    return Error(ErrorCode::kBadConfig,
+                 "--class-weight '" + std::string(text) + "': " + why +
+                     "; expected none, balanced or LABEL:W,... (e.g. 1:5,-1:1), W a number >= 0");
+  };
+  ClassWeight parsed;
+  for (std::size_t begin = 0; begin <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string_view pair = text.substr(begin, comma - begin);
+    const std::size_t colon = pair.find(':');
+    if (colon == std::string_view::npos) throw bad("'" + std::string(pair) + "' has no ':'");
+    const std::optional<float> label = ClassWeightNumber(pair.substr(0, colon));
+    const std::optional<float> weight = ClassWeightNumber(pair.substr(colon + 1));
+    if (!label) throw bad("'" + std::string(pair.substr(0, colon)) + "' is not a label (a number)");
+    if (!weight || *weight < 0) {
+      throw bad("'" + std::string(pair.substr(colon + 1)) + "' is not a weight (a number >= 0)");
+    }
+    for (const auto& [seen, w] : parsed.weights) {
+      if (seen == *label) throw bad("label " + internal::Number(*label) + " is given twice");
+    }
+    parsed.weights.emplace_back(*label, *weight);
+    begin = comma + 1;
+  }
+  return parsed;
+}
+
+std::string ClassWeightSpec(const ClassWeight& weight) {
+  if (weight.balanced) return "balanced";
+  if (weight.weights.empty()) return "none";
+  std::string spec;
+  for (const auto& [label, w] : weight.weights) {
+    spec += (spec.empty() ? "" : ",") + internal::Number(label) + ":" + internal::Number(w);
+  }
+  return spec;
+}
+
 void TrainConfig::Validate() const {
   if (l2 && (!std::isfinite(*l2) || *l2 < 0)) BadConfig("--l2 must be a finite number >= 0");
   if (threads < 0) BadConfig("--threads must be >= 0 (0 means all hardware threads)");
@@ -336,6 +397,27 @@ void TrainConfig::Validate() const {
     BadConfig("--lr-decay must be in (0, 1]");
   }
   if (target_loss && !std::isfinite(*target_loss)) BadConfig("--target-loss must be a finite number");
+  if (optimizer == Optimizer::kAdaGrad) {
+    // Where AdaGrad's accumulators live beside the shared model and race like it
+    // (adagrad_steps.h); elsewhere they would need their own replicas, delays or codecs.
+    const std::string where = "--optimizer adagrad runs under --algo hogwild with a linear model "
+                              "(logistic, hinge, squared) at --batch 1";
+    const bool linear = model == ModelKind::kLogistic || model == ModelKind::kHinge ||
+                        model == ModelKind::kSquared;
+    if (algorithm != Algorithm::kHogwild) BadConfig(where + ", not --algo " + std::string(ToString(algorithm)));
+    if (!linear) BadConfig(where + ", not --model " + std::string(ToString(model)));
+    if (batch != 1) BadConfig(where + ", not --batch " + std::to_string(batch));
+    if (seeded_tau) BadConfig(where + " and --schedule free, not --schedule " + ScheduleSpec(*this));
+    if (!resume_path.empty()) {
+      BadConfig("--optimizer adagrad cannot --resume: its accumulators are not saved in the model file yet");
+    }
+  }
+  if (!class_weight.none() && !internal::TakesClassWeight(model)) {
+    const bool regression = model == ModelKind::kSquared || model == ModelKind::kMf;
+    BadConfig("--class-weight " + ClassWeightSpec(class_weight) +
+              " applies to logistic, hinge and softmax, not the " + std::string(ToString(model)) +
+              " model" + (regression ? " (it has no classes to weigh)" : " (not implemented yet)"));
+  }
   if (!validation.empty()) ValidationFraction(validation);  // a bad fraction fails here
   if (early_stop < 0) BadConfig("--early-stop must be >= 0 epochs (0: off), got " + std::to_string(early_stop));
   if (early_stop > 0 && validation.empty()) {
@@ -569,6 +651,10 @@ void CheckAcrossRanks(const TrainConfig& config, const TrainObserver& observer, 
   if (!config.validation.empty() || config.early_stop > 0) {
     BadConfig("--validation and --early-stop do not run " + across + " yet");
   }
+  if (config.class_weight.balanced) {
+    BadConfig("--class-weight balanced does not run " + across +
+              " yet (each rank would count its own rows); give the weights as LABEL:W,...");
+  }
 }
 
 }  // namespace
@@ -636,6 +722,10 @@ TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& all,
   }
   if (!config.resume_path.empty() || !config.init_path.empty()) {
     BadConfig("--resume and --init load the built-in models only, not a custom model");
+  }
+  if (!config.class_weight.none()) {
+    BadConfig("--class-weight weighs the built-in classifiers' losses (logistic, hinge, "
+              "softmax), not a custom model's");
   }
   if (all.rows() == 0) {
     throw Error(ErrorCode::kBadInput, all.name() + ": the training set has no rows");

@@ -5,6 +5,7 @@
 
 #include <corral/error.h>
 
+#include "models/src/class_weights.h"
 #include "models/src/model_size.h"
 #include "models/src/sparse_l2.h"
 
@@ -31,9 +32,12 @@ LinearModel<Loss>::LinearModel(std::size_t num_features, float l2)
 }
 
 template <typename Loss>
-LinearModel<Loss>::LinearModel(const Dataset& train, float l2)
+LinearModel<Loss>::LinearModel(const Dataset& train, float l2, std::span<const float> class_weight)
     : LinearModel(train.num_features(), l2) {
   l2_weight_ = internal::SparseL2Weights(train, l2);
+  if (class_weight.empty()) return;
+  internal::CheckClassWeights(kName, class_weight, kClasses);
+  std::copy(class_weight.begin(), class_weight.end(), class_weight_.begin());
 }
 
 template class LinearModel<LogisticLoss>;

@@ -7,6 +7,7 @@
 
 #include <corral/error.h>
 
+#include "models/src/class_weights.h"
 #include "models/src/model_size.h"
 #include "models/src/sparse_l2.h"
 
@@ -54,13 +55,18 @@ SoftmaxModel::SoftmaxModel(std::size_t num_features, ClassMap classes, float l2,
       classes_(std::move(classes)),
       l2_(l2),
       bias_(bias),
-      l2_weight_(CheckedFeatures(num_features, k_), l2) {
+      l2_weight_(CheckedFeatures(num_features, k_), l2),
+      class_weight_(k_, 1.0f) {
   CheckConfig(classes_, l2);
 }
 
-SoftmaxModel::SoftmaxModel(const Dataset& train, float l2, Bias bias)
+SoftmaxModel::SoftmaxModel(const Dataset& train, float l2, Bias bias,
+                           std::span<const float> class_weight)
     : SoftmaxModel(train.num_features(), ClassMap::Of(train), l2, bias) {
   l2_weight_ = internal::SparseL2Weights(train, l2);
+  if (class_weight.empty()) return;
+  internal::CheckClassWeights(kName, class_weight, k_);
+  class_weight_.assign(class_weight.begin(), class_weight.end());
 }
 
 template <typename W>
@@ -89,7 +95,8 @@ void SoftmaxModel::Gradient(Params w, const Dataset& data, std::span<const std::
     // d(cross-entropy)/d(score_c) = p_c - [c == y]; an unseen class has no target.
     const int y = classes_.Id(data.Label(r));
     if (y >= 0) p[static_cast<std::size_t>(y)] -= 1.0f;
-    for (std::size_t c = 0; c < k_; ++c) p[c] *= scale;
+    const float weight = scale * WeightOfId(y);
+    for (std::size_t c = 0; c < k_; ++c) p[c] *= weight;
     for (std::size_t j = 0; j < x.nnz(); ++j) {
       const std::size_t u = x.index[j];
       if (u >= features_) continue;
@@ -122,7 +129,7 @@ EvalSums SoftmaxModel::Evaluate(std::span<const float> w, const Dataset& data, s
     // A class the training set never had: scored as if its score were the lowest one.
     const double target = y >= 0 ? scores[static_cast<std::size_t>(y)]
                                  : *std::min_element(scores.begin(), scores.end());
-    s.loss += log_z - target;
+    s.loss += (log_z - target) * WeightOfId(y);
     s.correct += best == y ? 1.0 : 0.0;
   }
   s.rows += static_cast<double>(end - begin);

@@ -101,6 +101,8 @@ TrainConfig ParseOptions(const py::dict& options) {
       {"rank", [&](auto& n, auto v) { c.rank = Get<int>(n, v, "an integer"); }},
       {"no_bias", [&](auto& n, auto v) { c.bias = !Get<bool>(n, v, "a bool"); }},
       {"lr", [&](auto& n, auto v) { c.lr = Get<float>(n, v, "a number"); }},
+      {"optimizer",
+       [&](auto& n, auto v) { c.optimizer = ParseOptimizer(Get<std::string>(n, v, "a string")); }},
       {"lr_decay", [&](auto& n, auto v) { c.lr_decay = Get<float>(n, v, "a number"); }},
       {"seed",
        [&](auto& n, auto v) { c.seed = Get<std::uint64_t>(n, v, "a non-negative integer"); }},
@@ -122,6 +124,12 @@ TrainConfig ParseOptions(const py::dict& options) {
       {"early_stop", [&](auto& n, auto v) { c.early_stop = Get<int>(n, v, "an integer"); }},
       {"metric",
        [&](auto& n, auto v) { c.metric = ParseMetric(Get<std::string>(n, v, "a string")); }},
+      {"class_weight",
+       [&](auto& n, auto v) {
+         // The CLI's spelling: "none", "balanced" or "LABEL:W,...", through the same parser.
+         c.class_weight = ParseClassWeight(v.is_none() ? std::string("none")
+                                                       : Get<std::string>(n, v, "a string"));
+       }},
       {"time_limit", [&](auto& n, auto v) { c.time_limit_s = Get<double>(n, v, "a number"); }},
       {"bits", [&](auto& n, auto v) { c.bits = Get<int>(n, v, "an integer"); }},
       {"model_bits", [&](auto& n, auto v) { c.model_bits = Get<int>(n, v, "an integer"); }},

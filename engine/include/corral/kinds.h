@@ -64,6 +64,12 @@ enum class Metric {
   kRmse,      // root mean squared error: squared, mf
 };
 
+// How a step turns a gradient into an update (--optimizer).
+enum class Optimizer {
+  kSgd,      // w_u <- prox(w_u - eta g_u): one step size for every coordinate
+  kAdaGrad,  // G_u += g_u^2, step eta / (sqrt(G_u) + eps) per coordinate (Duchi et al. 2011)
+};
+
 // Names as the CLI spells them; Parse* throw corral::Error (kBadConfig) listing valid values.
 std::string_view ToString(Algorithm a);
 std::string_view ToString(ModelKind m);
@@ -72,6 +78,7 @@ std::string_view ToString(Rounding r);
 std::string_view ToString(MixOrder m);
 std::string_view ToString(Shuffle s);
 std::string_view ToString(Metric m);
+std::string_view ToString(Optimizer o);
 Algorithm ParseAlgorithm(std::string_view name);
 ModelKind ParseModel(std::string_view name);
 Pin ParsePin(std::string_view name);
@@ -79,5 +86,6 @@ Rounding ParseRounding(std::string_view name);
 MixOrder ParseMixOrder(std::string_view name);
 Shuffle ParseShuffle(std::string_view name);
 Metric ParseMetric(std::string_view name);
+Optimizer ParseOptimizer(std::string_view name);
 
 }  // namespace corral

@@ -29,6 +29,17 @@ namespace corral {
 // TrainConfig::gossip_every: the replica modes choose the period from measured costs.
 inline constexpr int kGossipEveryAuto = 0;
 
+// TrainConfig::class_weight: each class's factor on its samples' loss (--class-weight).
+struct ClassWeight {
+  // n / (classes * rows of the class), from the training rows (scikit-learn's "balanced").
+  bool balanced = false;
+  // (label, weight) pairs; a class not listed weighs 1. Binary models: a label > 0 names the
+  // positive class, any other the negative one.
+  std::vector<std::pair<float, float>> weights;
+
+  bool none() const { return !balanced && weights.empty(); }
+};
+
 struct TrainConfig {
   // Training algorithm.
   Algorithm algorithm = Algorithm::kHogwild;
@@ -51,6 +62,10 @@ struct TrainConfig {
   bool bias = true;
   // Initial step size; 0 picks one by trying a few on a sample of the data (Bottou's SGD).
   float lr = 0;
+  // sgd, or adagrad: per-coordinate steps lr / (sqrt(G_u) + eps), G_u the coordinate's sum of
+  // squared gradients, kept beside the model and raced like it (hogwild with a linear model at
+  // batch 1 only; the other modes and models refuse it). --lr 0 under adagrad: 0.5.
+  Optimizer optimizer = Optimizer::kSgd;
   // Step size multiplier applied after every epoch (HOGWILD! uses 0.9).
   float lr_decay = 0.9f;
   // Seed of every random choice (shuffles, step-size search); with 1 thread a seed fixes the
@@ -69,6 +84,10 @@ struct TrainConfig {
   Shuffle shuffle = Shuffle::kEpoch;
   // Write one JSON line per evaluation point and a summary line to this file (none if empty).
   std::string metrics_path;
+  // Classification (logistic, hinge, softmax): multiply each sample's loss and gradient by its
+  // class's weight; the objective becomes (1/n) sum_i c_{y_i} loss_i + (l2/2)|w|^2, and every
+  // loss reported (train, test, validation) is weighted alike. Unset (none): every class 1.
+  ClassWeight class_weight;
   // Stop once the objective at an evaluation point is at or below this value.
   std::optional<double> target_loss;
   // Held-out data scored at every epoch end (EvalPoint::validation_*): a file, read like a
@@ -190,6 +209,12 @@ void ParseCheckpointEvery(std::string_view text, TrainConfig& config);
 // or T (powers of 1024, optionally followed by B or iB: 512M, 1.5G, 4GiB), above 0. Throws
 // corral::Error (kBadConfig) naming the flag otherwise.
 std::uint64_t ParseMemoryBudget(std::string_view text);
+
+// --class-weight as spelled: none, balanced, or LABEL:W,... (W a finite number >= 0, each
+// label once). Throws corral::Error (kBadConfig) naming the flag otherwise.
+ClassWeight ParseClassWeight(std::string_view text);
+// The spelling of a ClassWeight, as ParseClassWeight reads it (the metrics summary's).
+std::string ClassWeightSpec(const ClassWeight& weight);
 
 // TrainConfig::seeded_tau: the largest TAU; the delay queue holds TAU + 1 gradients.
 inline constexpr int kMaxSeededTau = 65536;

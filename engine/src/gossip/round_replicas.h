@@ -524,9 +524,8 @@ class RoundReplicas {
       if (Batch() == 1) {
         const std::uint32_t r = self.rows[0];
         self.fused_row = self.shard.Row(r);
-        using Loss = typename LossOf<M>::type;
         self.fused_dloss =
-            Loss::Derivative(model_.Margin(Params(self.x), self.fused_row), self.shard.Label(r));
+            model_.Derivative(model_.Margin(Params(self.x), self.fused_row), self.shard.Label(r));
         return;
       }
     }

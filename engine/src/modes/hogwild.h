@@ -14,6 +14,7 @@
 
 #include <corral/step.h>
 
+#include "engine/src/modes/adagrad_steps.h"
 #include "engine/src/modes/hogwild_steps.h"
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/shard_worker.h"
@@ -27,6 +28,10 @@ class HogwildMode {
       : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_),
         workers_(plan.threads) {
     if constexpr (!kLocked) head_ = PlanHotHead(model, plan);
+    if (plan.config.optimizer == Optimizer::kAdaGrad) {
+      sum_sq_storage_.assign(storage_.size(), 0.0f);
+      sum_sq_ = Params(sum_sq_storage_);
+    }
   }
 
   void Setup(int w) {
@@ -40,6 +45,12 @@ class HogwildMode {
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
     constexpr std::size_t kChunk = 256;  // samples between halt checks and progress reports
+    if constexpr (!kLocked && kIsLinear<M>) {
+      if (sum_sq_.size() != 0) {  // Validate allows adagrad only here, at batch 1
+        AdaGradSteps(model_, w_, sum_sq_, self, eta, start, kChunk, halt_, steps);
+        return;
+      }
+    }
     if constexpr (!kLocked) {
       HogwildSteps(model_, w_, self, eta, batch, start, kChunk, halt_, steps, [] {});
     } else {
@@ -92,6 +103,10 @@ class HogwildMode {
   std::atomic<bool>& halt_;
   std::vector<float> storage_;
   Params w_;
+  // --optimizer adagrad: each coordinate's sum of squared gradients, shared and raced like w_
+  // (adagrad_steps.h: W/R every worker, relaxed). Empty under sgd.
+  std::vector<float> sum_sq_storage_;
+  Params sum_sq_;
   HotHead head_;
   WorkerSet<State> workers_;
   std::mutex mutex_;  // locked only: held around each gradient and update

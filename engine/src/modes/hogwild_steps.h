@@ -69,7 +69,6 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
   const std::span<const std::uint32_t> order(self.order);
   if constexpr (kIsLinear<M>) {
     if (batch == 1) {
-      using Loss = typename LossOf<M>::type;
       ComputeShrink(model, eta, self.shrink);
       const std::size_t d = model.NumParams();
       constexpr std::size_t kAhead = 8;  // rows: a shuffled epoch misses the cache on every row
@@ -90,7 +89,7 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
           const std::uint32_t r = order[k];
           if (head == nullptr) {
             if (k + kAhead < order.size()) PrefetchRow(self.shard, order[k + kAhead]);
-            LinearStep<Loss>(w, self.shard.Row(r), self.shard.Label(r), eta, self.shrink.data(), d);
+            LinearStep(model, w, self.shard.Row(r), self.shard.Label(r), eta, self.shrink.data(), d);
             continue;
           }
           if (k + kAhead < order.size()) self.hot.rows.Prefetch(order[k + kAhead]);
@@ -102,7 +101,7 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
               if (rows.index[j] < d) w.PrefetchForWrite(rows.index[j]);
             }
           }
-          SplitLinearStep<Loss>(w, self.hot.copy, self.hot.rows, r, eta, self.shrink.data(), d);
+          SplitLinearStep(model, w, self.hot.copy, self.hot.rows, r, eta, self.shrink.data(), d);
           if (--until_sync == 0) {
             self.hot.Sync(w);
             until_sync = HotHead::kSyncBase;
@@ -139,6 +138,11 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
 template <typename M>
 HotHead PlanHotHead(const M& model, const RunPlan& plan) {
   if constexpr (kIsLinear<M>) {
+    if (plan.config.optimizer == Optimizer::kAdaGrad) {
+      HotHead none;
+      none.off = "off: --optimizer adagrad (a private copy would need private accumulators)";
+      return none;
+    }
     if (plan.config.batch == 1) {
       HotHead head = ChooseHotHead(plan.train, model.NumParams(), plan.config.hot_coords,
                                    HotUpdatesPerSync(plan.config.hot_sync));

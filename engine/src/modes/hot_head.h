@@ -31,6 +31,7 @@
 #include <vector>
 
 #include <corral/dataset.h>
+#include <corral/linear.h>
 #include <corral/params.h>
 
 #include "engine/src/runtime/epoch_layout.h"
@@ -279,8 +280,9 @@ struct HotWorker {
 // LinearStep (linear_step.h) on a split row: hot entries on the worker's copy, cold ones on the
 // shared model.
 template <typename Loss>
-inline void SplitLinearStep(Params w, HotCopy& copy, const SplitRows& rows, std::size_t r,
-                            float eta, const float* shrink, std::size_t num_params) {
+inline void SplitLinearStep(const LinearModel<Loss>& model, Params w, HotCopy& copy,
+                            const SplitRows& rows, std::size_t r, float eta, const float* shrink,
+                            std::size_t num_params) {
   const float label = rows.label[r];
   const std::uint64_t first = rows.begin[r];
   const std::uint64_t split = first + rows.hot[r];
@@ -295,7 +297,7 @@ inline void SplitLinearStep(Params w, HotCopy& copy, const SplitRows& rows, std:
     const std::uint32_t u = index[k];
     if (u < num_params) margin += w.Load(u) * value[k];
   }
-  const float step = eta * Loss::Derivative(margin, label);
+  const float step = eta * model.Derivative(margin, label);
   for (std::uint64_t k = first; k < split; ++k) {
     const std::uint32_t s = index[k];
     local[s] = (local[s] - step * value[k]) * hot_shrink[s];

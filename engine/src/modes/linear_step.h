@@ -2,6 +2,7 @@
 // derivative and the proximal update of the sample's coordinates in two passes over the row,
 // without going through a SparseGrad buffer. The same step as Gradient() + ApplyStep():
 //   w_u <- (w_u - eta * dloss * x_u) * shrink_u,   shrink_u = 1 / (1 + eta * l2 * n / d_u),
+// dloss the model's Derivative() (the loss's, times the sample's class weight),
 // with the per-coordinate division replaced by a multiplication by shrink_u, which the worker
 // recomputes once per epoch (eta changes per epoch only). On a9a this loop runs at about three
 // times the generic path's rate (bench/shared_modes.py).
@@ -25,13 +26,6 @@ inline constexpr bool kIsLinear = false;
 template <typename Loss>
 inline constexpr bool kIsLinear<LinearModel<Loss>> = true;
 
-template <typename M>
-struct LossOf {};
-template <typename Loss>
-struct LossOf<LinearModel<Loss>> {
-  using type = Loss;
-};
-
 // shrink[u] = 1 / (1 + eta * l2_u) for every coordinate of `model`, for one epoch's eta.
 template <typename Loss>
 void ComputeShrink(const LinearModel<Loss>& model, float eta, std::vector<float>& shrink) {
@@ -40,14 +34,14 @@ void ComputeShrink(const LinearModel<Loss>& model, float eta, std::vector<float>
 }
 
 template <typename Loss>
-inline void LinearStep(Params w, SparseRow x, float label, float eta, const float* shrink,
-                       std::size_t num_params) {
+inline void LinearStep(const LinearModel<Loss>& model, Params w, SparseRow x, float label,
+                       float eta, const float* shrink, std::size_t num_params) {
   float margin = 0;
   for (std::size_t k = 0; k < x.nnz(); ++k) {
     const std::uint32_t u = x.index[k];
     if (u < num_params) margin += w.Load(u) * x.value[k];
   }
-  const float step = eta * Loss::Derivative(margin, label);
+  const float step = eta * model.Derivative(margin, label);
   if (step == 0.0f) {  // e.g. hinge beyond the margin: only the L2 shrink remains
     for (std::size_t k = 0; k < x.nnz(); ++k) {
       const std::uint32_t u = x.index[k];

@@ -98,6 +98,8 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
       {"stop_reason", ToString(r.stop_reason)},
       {"numa_nodes_used", r.placement.numa_nodes_used},
       {"schedule", ScheduleSpec(config)},
+      {"class_weight", ClassWeightSpec(config.class_weight)},
+      {"optimizer", ToString(config.optimizer)},
   };
   if (r.epochs_to_target) j["epochs_to_target"] = *r.epochs_to_target;
   if (r.train_s_to_target) j["time_to_target_s"] = *r.train_s_to_target;

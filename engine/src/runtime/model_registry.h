@@ -2,8 +2,12 @@
 // describing a built one. Adding a model touches this file and the ModelKind list.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <corral/error.h>
 #include <corral/linear.h>
@@ -12,6 +16,8 @@
 #include <corral/model_file.h>
 #include <corral/softmax.h>
 #include <corral/train.h>
+
+#include "engine/src/runtime/describe.h"
 
 namespace corral::internal {
 
@@ -38,6 +44,49 @@ ModelInfo Describe(ModelKind kind, const M& m, const Dataset& /*train*/) {
   return Describe(kind, m);
 }
 
+// The models --class-weight applies to (TrainConfig::Validate refuses it for the others).
+inline bool TakesClassWeight(ModelKind kind) {
+  return kind == ModelKind::kLogistic || kind == ModelKind::kHinge || kind == ModelKind::kSoftmax;
+}
+
+// `spec` as one weight per class id of a model with `classes` ids, `class_id(label)` the id
+// of a label (-1: no class of the training set); empty for none. balanced is scikit-learn's
+// n / (k * n_c), k the classes present in `train` and n_c the rows of class c.
+template <typename ClassIdOf>
+std::vector<float> ResolveClassWeight(const ClassWeight& spec, const Dataset& train,
+                                      std::size_t classes, ClassIdOf&& class_id) {
+  if (spec.none()) return {};
+  std::vector<float> weights(classes, 1.0f);
+  if (spec.balanced) {
+    std::vector<std::size_t> rows(classes, 0);
+    for (const float label : train.labels()) ++rows[static_cast<std::size_t>(class_id(label))];
+    const auto present = static_cast<double>(std::count_if(rows.begin(), rows.end(), [](std::size_t n) { return n > 0; }));
+    for (std::size_t c = 0; c < classes; ++c) {
+      if (rows[c] > 0) {
+        weights[c] = static_cast<float>(static_cast<double>(train.rows()) / (present * static_cast<double>(rows[c])));
+      }
+    }
+    return weights;
+  }
+  std::vector<std::optional<float>> named_by(classes);  // the label that set each class
+  for (const auto& [label, weight] : spec.weights) {
+    const int c = class_id(label);
+    const std::string spelled = "--class-weight " + ClassWeightSpec(spec) + ": label " + Number(label);
+    if (c < 0) {
+      throw Error(ErrorCode::kBadConfig, spelled + " is not a class of the training set " + train.name());
+    }
+    const auto id = static_cast<std::size_t>(c);
+    if (named_by[id]) {
+      throw Error(ErrorCode::kBadConfig, spelled + " names the same class as label " +
+                                             Number(*named_by[id]) +
+                                             " (binary models: labels > 0 are the positive class)");
+    }
+    named_by[id] = label;
+    weights[id] = weight;
+  }
+  return weights;
+}
+
 // Calls f(model) with the model of config.model built for training on `train`.
 template <typename F>
 decltype(auto) WithTrainingModel(const TrainConfig& config, const Dataset& train, float l2, F&& f) {
@@ -49,11 +98,19 @@ decltype(auto) WithTrainingModel(const TrainConfig& config, const Dataset& train
                     "' (logistic, hinge and squared have no bias; mlp always learns its biases)");
   }
   const Bias bias = config.bias ? Bias::kLearned : Bias::kNone;
+  const auto binary_weights = [&] {
+    return ResolveClassWeight(config.class_weight, train, LogisticModel::kClasses, &LogisticModel::ClassId);
+  };
   switch (config.model) {
-    case ModelKind::kLogistic: return f(LogisticModel(train, l2));
-    case ModelKind::kHinge: return f(HingeModel(train, l2));
+    case ModelKind::kLogistic: return f(LogisticModel(train, l2, binary_weights()));
+    case ModelKind::kHinge: return f(HingeModel(train, l2, binary_weights()));
     case ModelKind::kSquared: return f(SquaredModel(train, l2));
-    case ModelKind::kSoftmax: return f(SoftmaxModel(train, l2, bias));
+    case ModelKind::kSoftmax: {
+      const ClassMap classes = ClassMap::Of(train);
+      const std::vector<float> weights = ResolveClassWeight(
+          config.class_weight, train, classes.size(), [&](float label) { return classes.Id(label); });
+      return f(SoftmaxModel(train, l2, bias, weights));
+    }
     case ModelKind::kMf: return f(MfModel(train, config.rank, l2, bias));
     case ModelKind::kMlp: return f(MlpModel(train, config.hidden, l2));
   }

@@ -1,7 +1,8 @@
 // corral::LinearModel<Loss>: a linear model on sparse (or dense) rows: logistic regression,
 // linear SVM (hinge) and least squares.
 //
-// Objective (DESIGN.md §9): mean_i Loss(<w, x_i>, y_i) + (l2/2)|w|^2. No bias term, as
+// Objective (DESIGN.md §9): (1/n) sum_i c_{y_i} Loss(<w, x_i>, y_i) + (l2/2)|w|^2, c the class
+// weights (--class-weight; 1 unless given, so the plain mean loss). No bias term, as
 // LIBLINEAR's default, so `--l2 1/n` reproduces LIBLINEAR's C=1 optimum.
 //
 // Sparse L2 (HOGWILD!'s form): sample i's share of the regulariser is
@@ -14,6 +15,7 @@
 // Thread safety: immutable after construction; any number of workers may call it at once.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -34,13 +36,24 @@ class LinearModel {
   using Grad = SparseGrad;
   struct Workspace {};
 
-  // For training: `train` supplies the dimension and the feature frequencies d_u.
-  LinearModel(const Dataset& train, float l2);
+  // For training: `train` supplies the dimension and the feature frequencies d_u;
+  // `class_weight` the factors c of class ids 0 and 1 (ClassId), empty for 1 and 1.
+  LinearModel(const Dataset& train, float l2, std::span<const float> class_weight = {});
   // For evaluation and prediction: plain L2 weights.
   LinearModel(std::size_t num_features, float l2);
 
   std::size_t NumParams() const { return l2_weight_.size(); }
   float l2() const { return l2_; }
+  // The class of a label: 1 the positive (labels > 0), 0 the negative.
+  static constexpr std::size_t kClasses = 2;
+  static int ClassId(float label) { return label > 0 ? 1 : 0; }
+  // A sample's factor c_y on its loss.
+  float ClassWeight(float label) const { return class_weight_[static_cast<std::size_t>(ClassId(label))]; }
+  // d/dm of a sample's weighted loss c_y Loss(m, y): the one expression every update of the
+  // model scales its row by (Gradient() and the engine's fused loops).
+  float Derivative(float margin, float label) const {
+    return Loss::Derivative(margin, label) * ClassWeight(label);
+  }
   // Coordinate u's sparse L2 weight l2 * n / d_u (what Gradient() reports beside it).
   float L2Weight(std::size_t u) const { return l2_weight_[u]; }
 
@@ -67,7 +80,7 @@ class LinearModel {
     const float scale = 1.0f / static_cast<float>(rows.size());
     for (const std::uint32_t r : rows) {
       const SparseRow x = data.Row(r);
-      const float dm = Loss::Derivative(Margin(w, x), data.Label(r)) * scale;
+      const float dm = Derivative(Margin(w, x), data.Label(r)) * scale;
       for (std::size_t k = 0; k < x.nnz(); ++k) {
         const std::uint32_t u = x.index[k];
         if (u < NumParams()) g.Push(u, dm * x.value[k], l2_weight_[u] * scale);
@@ -81,7 +94,7 @@ class LinearModel {
     for (std::size_t r = begin; r < end; ++r) {
       const float m = Margin(w, data.Row(r));
       const float label = data.Label(r);
-      s.loss += Loss::Value(m, label);
+      s.loss += Loss::Value(m, label) * ClassWeight(label);
       if constexpr (kTask == Task::kRegression) {
         s.sq_err += (double{m} - label) * (double{m} - label);
       } else {
@@ -105,6 +118,7 @@ class LinearModel {
  private:
   float l2_;
   std::vector<float> l2_weight_;  // l2 * n / d_u per coordinate (0 where d_u = 0)
+  std::array<float, kClasses> class_weight_ = {1.0f, 1.0f};  // by ClassId
 };
 
 using LogisticModel = LinearModel<LogisticLoss>;

@@ -2,6 +2,7 @@
 // training loops take exactly the step the engine takes).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -24,6 +25,16 @@ inline float ProximalStep(float w, float g, float eta, float l2) {
 // The factor 1 / (1 + eta * l2) of the dense form, which shares one L2 weight over every coordinate
 // and so divides once: w <- (w - eta * g) * ProximalShrink(eta, l2).
 inline float ProximalShrink(float eta, float l2) { return 1.0f / (1.0f + eta * l2); }
+
+// AdaGrad (Duchi, Hazan and Singer 2011), per coordinate: the step size eta / (sqrt(G) + eps)
+// for a coordinate whose squared gradients sum to G > 0, used in ProximalStep: with the L2
+// term's proximal step this is their composite mirror-descent update with the diagonal scale
+// (the regulariser is not accumulated into G).
+inline constexpr float kAdaGradEpsilon = 1e-8f;
+inline float AdaGradEta(float eta, float sum_sq) { return eta / (std::sqrt(sum_sq) + kAdaGradEpsilon); }
+// --optimizer adagrad's --lr when none is given: per-coordinate steps start near eta / |g|, so
+// a step near 1 suits every scale of data (Vowpal Wabbit's default is 0.5).
+inline constexpr float kAdaGradDefaultLr = 0.5f;
 
 // ProximalStep for every touched coordinate u, with its own L2 weight l2_u.
 // Reads and writes are relaxed (see params.h); the hot loop has no read-modify-write atomics.
