@@ -1,13 +1,8 @@
 // The binary cache (see <corral/cache.h> for the layout and its guarantees).
 #include <corral/cache.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
