@@ -3,7 +3,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -38,82 +37,6 @@
 
 namespace corral {
 namespace {
-
-template <typename Enum, std::size_t N>
-Enum ParseName(std::string_view what, std::string_view name,
-               const std::array<std::pair<std::string_view, Enum>, N>& names) {
-  std::string valid;
-  for (const auto& [spelling, value] : names) {
-    if (spelling == name) return value;
-    valid += (valid.empty() ? "" : ", ") + std::string(spelling);
-  }
-  throw Error(ErrorCode::kBadConfig,
-              "unknown " + std::string(what) + " '" + std::string(name) + "' (expected one of: " +
-                  valid + ")");
-}
-
-// The algorithms' names, from the registry (modes/registry.h).
-constexpr auto kAlgorithms = [] {
-  std::array<std::pair<std::string_view, Algorithm>, internal::kModes.size()> names{};
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    names[i] = {internal::kModes[i].name, internal::kModes[i].algorithm};
-  }
-  return names;
-}();
-constexpr std::array<std::pair<std::string_view, MixOrder>, 2> kMixOrders{{
-    {"mix-then-step", MixOrder::kMixThenStep},
-    {"step-then-mix", MixOrder::kStepThenMix},
-}};
-constexpr std::array<std::pair<std::string_view, Rounding>, 2> kRoundings{{
-    {"stochastic", Rounding::kStochastic},
-    {"nearest", Rounding::kNearest},
-}};
-constexpr std::array<std::pair<std::string_view, StopReason>, 6> kStopReasons{{
-    {"epochs", StopReason::kEpochs},
-    {"target", StopReason::kTarget},
-    {"time-limit", StopReason::kTimeLimit},
-    {"cancelled", StopReason::kCancelled},
-    {"observer", StopReason::kObserver},
-    {"early-stop", StopReason::kEarlyStop},
-}};
-constexpr std::array<std::pair<std::string_view, ModelKind>, 6> kModels{{
-    {"logistic", ModelKind::kLogistic},
-    {"hinge", ModelKind::kHinge},
-    {"squared", ModelKind::kSquared},
-    {"softmax", ModelKind::kSoftmax},
-    {"mf", ModelKind::kMf},
-    {"mlp", ModelKind::kMlp},
-}};
-constexpr std::array<std::pair<std::string_view, Pin>, 3> kPins{{
-    {"compact", Pin::kCompact},
-    {"scatter", Pin::kScatter},
-    {"none", Pin::kNone},
-}};
-constexpr std::array<std::pair<std::string_view, Shuffle>, 3> kShuffles{{
-    {"epoch", Shuffle::kEpoch},
-    {"index", Shuffle::kIndex},
-    {"off", Shuffle::kOff},
-}};
-
-constexpr std::array<std::pair<std::string_view, Optimizer>, 2> kOptimizers{{
-    {"sgd", Optimizer::kSgd},
-    {"adagrad", Optimizer::kAdaGrad},
-}};
-
-constexpr std::array<std::pair<std::string_view, Metric>, 4> kMetrics{{
-    {"loss", Metric::kLoss},
-    {"acc", Metric::kAccuracy},
-    {"auc", Metric::kAuc},
-    {"rmse", Metric::kRmse},
-}};
-
-template <typename Enum, std::size_t N>
-std::string_view NameOf(Enum value, const std::array<std::pair<std::string_view, Enum>, N>& names) {
-  for (const auto& [spelling, v] : names) {
-    if (v == value) return spelling;
-  }
-  return "?";
-}
 
 [[noreturn]] void BadConfig(const std::string& message) {
   throw Error(ErrorCode::kBadConfig, message);
@@ -200,24 +123,6 @@ Split SplitValidation(const Dataset& train, const TrainConfig& config) {
 }
 
 }  // namespace
-
-std::string_view ToString(Algorithm a) { return NameOf(a, kAlgorithms); }
-std::string_view ToString(ModelKind m) { return NameOf(m, kModels); }
-std::string_view ToString(Pin p) { return NameOf(p, kPins); }
-std::string_view ToString(Rounding r) { return NameOf(r, kRoundings); }
-std::string_view ToString(MixOrder m) { return NameOf(m, kMixOrders); }
-MixOrder ParseMixOrder(std::string_view name) { return ParseName("mix order", name, kMixOrders); }
-std::string_view ToString(StopReason r) { return NameOf(r, kStopReasons); }
-Rounding ParseRounding(std::string_view name) { return ParseName("rounding", name, kRoundings); }
-Algorithm ParseAlgorithm(std::string_view name) { return ParseName("algorithm", name, kAlgorithms); }
-ModelKind ParseModel(std::string_view name) { return ParseName("model", name, kModels); }
-Pin ParsePin(std::string_view name) { return ParseName("pin policy", name, kPins); }
-std::string_view ToString(Shuffle s) { return NameOf(s, kShuffles); }
-Shuffle ParseShuffle(std::string_view name) { return ParseName("--shuffle value", name, kShuffles); }
-std::string_view ToString(Metric m) { return NameOf(m, kMetrics); }
-Metric ParseMetric(std::string_view name) { return ParseName("--metric", name, kMetrics); }
-std::string_view ToString(Optimizer o) { return NameOf(o, kOptimizers); }
-Optimizer ParseOptimizer(std::string_view name) { return ParseName("--optimizer", name, kOptimizers); }
 
 std::string AlgorithmHelp() {
   constexpr std::size_t kColumn = 11;  // the longest name, hogwild++, and a space
