@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <numbers>
 #include <numeric>
 #include <optional>
 #include <span>
@@ -98,6 +99,12 @@ constexpr std::array<std::pair<std::string_view, Shuffle>, 3> kShuffles{{
 constexpr std::array<std::pair<std::string_view, Optimizer>, 2> kOptimizers{{
     {"sgd", Optimizer::kSgd},
     {"adagrad", Optimizer::kAdaGrad},
+}};
+
+constexpr std::array<std::pair<std::string_view, LrSchedule>, 3> kLrSchedules{{
+    {"exp", LrSchedule::kExp},
+    {"inv-sqrt", LrSchedule::kInvSqrt},
+    {"cosine", LrSchedule::kCosine},
 }};
 
 constexpr std::array<std::pair<std::string_view, Metric>, 4> kMetrics{{
@@ -218,6 +225,41 @@ std::string_view ToString(Metric m) { return NameOf(m, kMetrics); }
 Metric ParseMetric(std::string_view name) { return ParseName("--metric", name, kMetrics); }
 std::string_view ToString(Optimizer o) { return NameOf(o, kOptimizers); }
 Optimizer ParseOptimizer(std::string_view name) { return ParseName("--optimizer", name, kOptimizers); }
+std::string_view ToString(LrSchedule s) { return NameOf(s, kLrSchedules); }
+LrSchedule ParseLrSchedule(std::string_view name) {
+  return ParseName("--lr-schedule", name, kLrSchedules);
+}
+
+double WarmupEpochs(const TrainConfig& config) {
+  return config.warmup < 1 ? config.warmup * config.epochs : config.warmup;
+}
+
+float EpochStepSize(const TrainConfig& config, float lr, int epoch) {
+  const auto e = static_cast<float>(epoch);
+  float eta = lr;
+  switch (config.lr_schedule) {
+    case LrSchedule::kExp:
+      eta = lr * std::pow(config.lr_decay, e);  // in float, as before schedules: bit for bit
+      break;
+    case LrSchedule::kInvSqrt:
+      eta = static_cast<float>(lr / std::sqrt(1.0 + epoch));
+      break;
+    case LrSchedule::kCosine:
+      eta = static_cast<float>(lr * 0.5 * (1 + std::cos(std::numbers::pi * epoch / config.epochs)));
+      break;
+  }
+  const double warmup = WarmupEpochs(config);
+  if (epoch < warmup) eta = static_cast<float>(static_cast<double>(eta) * (epoch + 1) / (warmup + 1));
+  return eta;
+}
+
+std::string LrScheduleSpec(const TrainConfig& config) {
+  std::string spec(ToString(config.lr_schedule));
+  if (config.lr_schedule == LrSchedule::kExp) spec += ", decay " + internal::Number(config.lr_decay) + " per epoch";
+  if (config.lr_schedule == LrSchedule::kCosine) spec += " over " + std::to_string(config.epochs) + " epochs";
+  if (config.warmup > 0) spec += ", warm-up " + internal::Number(WarmupEpochs(config)) + " epochs";
+  return spec;
+}
 
 std::string AlgorithmHelp() {
   constexpr std::size_t kColumn = 11;  // the longest name, hogwild++, and a space
@@ -395,6 +437,17 @@ void TrainConfig::Validate() const {
   if (!std::isfinite(lr) || lr < 0) BadConfig("--lr must be a finite number >= 0 (0 picks one)");
   if (!std::isfinite(lr_decay) || lr_decay <= 0 || lr_decay > 1) {
     BadConfig("--lr-decay must be in (0, 1]");
+  }
+  if (lr_schedule != LrSchedule::kExp && lr_decay != TrainConfig{}.lr_decay) {
+    BadConfig("--lr-decay applies to --lr-schedule exp only, not --lr-schedule " +
+              std::string(ToString(lr_schedule)));
+  }
+  if (!std::isfinite(warmup) || warmup < 0) {
+    BadConfig("--warmup must be a number >= 0 (epochs when >= 1, a fraction of --epochs below 1)");
+  }
+  if (WarmupEpochs(*this) >= epochs) {
+    BadConfig("--warmup of " + internal::Number(WarmupEpochs(*this)) +
+              " epochs leaves no epoch at the full step of --epochs " + std::to_string(epochs));
   }
   if (target_loss && !std::isfinite(*target_loss)) BadConfig("--target-loss must be a finite number");
   if (optimizer == Optimizer::kAdaGrad) {

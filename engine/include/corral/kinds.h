@@ -70,6 +70,13 @@ enum class Optimizer {
   kAdaGrad,  // G_u += g_u^2, step eta / (sqrt(G_u) + eps) per coordinate (Duchi et al. 2011)
 };
 
+// How the step size changes from epoch to epoch (--lr-schedule; EpochStepSize in train.h).
+enum class LrSchedule {
+  kExp,      // lr * lr_decay^e (HOGWILD!'s schedule)
+  kInvSqrt,  // lr / sqrt(1 + e)
+  kCosine,   // lr * (1 + cos(pi e / epochs)) / 2: from lr towards 0 over the run
+};
+
 // Names as the CLI spells them; Parse* throw corral::Error (kBadConfig) listing valid values.
 std::string_view ToString(Algorithm a);
 std::string_view ToString(ModelKind m);
@@ -79,6 +86,7 @@ std::string_view ToString(MixOrder m);
 std::string_view ToString(Shuffle s);
 std::string_view ToString(Metric m);
 std::string_view ToString(Optimizer o);
+std::string_view ToString(LrSchedule s);
 Algorithm ParseAlgorithm(std::string_view name);
 ModelKind ParseModel(std::string_view name);
 Pin ParsePin(std::string_view name);
@@ -87,5 +95,6 @@ MixOrder ParseMixOrder(std::string_view name);
 Shuffle ParseShuffle(std::string_view name);
 Metric ParseMetric(std::string_view name);
 Optimizer ParseOptimizer(std::string_view name);
+LrSchedule ParseLrSchedule(std::string_view name);
 
 }  // namespace corral
