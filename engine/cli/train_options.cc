@@ -96,7 +96,10 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--optimizer", o.optimizer,
                   "sgd, or adagrad: per-coordinate steps lr / (sqrt(G_u) + 1e-8), G_u the "
                   "coordinate's sum of squared gradients (hogwild, logistic/hinge/squared, batch 1; "
-                  "--lr 0 means 0.5 there)")
+                  "--lr 0 means 0.5 there), or momentum: heavy ball v <- mu v + g, w <- w - lr v, "
+                  "a velocity per worker or replica (mlp; hogwild, locked, dpsgd, local)")
+      ->capture_default_str();
+  cmd->add_option("--momentum", c.momentum, "--optimizer momentum: the velocity's factor mu, in [0, 1)")
       ->capture_default_str();
   cmd->add_option("--lr-decay", c.lr_decay, "Step size multiplier after each epoch (--lr-schedule exp)")
       ->capture_default_str();

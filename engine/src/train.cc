@@ -96,9 +96,10 @@ constexpr std::array<std::pair<std::string_view, Shuffle>, 3> kShuffles{{
     {"off", Shuffle::kOff},
 }};
 
-constexpr std::array<std::pair<std::string_view, Optimizer>, 2> kOptimizers{{
+constexpr std::array<std::pair<std::string_view, Optimizer>, 3> kOptimizers{{
     {"sgd", Optimizer::kSgd},
     {"adagrad", Optimizer::kAdaGrad},
+    {"momentum", Optimizer::kMomentum},
 }};
 
 constexpr std::array<std::pair<std::string_view, LrSchedule>, 3> kLrSchedules{{
@@ -463,6 +464,24 @@ void TrainConfig::Validate() const {
     if (seeded_tau) BadConfig(where + " and --schedule free, not --schedule " + ScheduleSpec(*this));
     if (!resume_path.empty()) {
       BadConfig("--optimizer adagrad cannot --resume: its accumulators are not saved in the model file yet");
+    }
+  }
+  if (!std::isfinite(momentum) || momentum < 0 || momentum >= 1) {
+    BadConfig("--momentum must be in [0, 1)");
+  }
+  if (optimizer == Optimizer::kMomentum) {
+    // Where each worker or replica owns its gradient step (ShardWorker::ApplyGradient): the
+    // other modes sum, quantise, delay or compress the steps, and the sparse models' lazy
+    // updates have no dense velocity to decay.
+    const std::string where = "--optimizer momentum runs under --algo hogwild, locked, dpsgd or "
+                              "local with --model mlp";
+    const bool mode = algorithm == Algorithm::kHogwild || algorithm == Algorithm::kLocked ||
+                      algorithm == Algorithm::kDpsgd || algorithm == Algorithm::kLocal;
+    if (!mode) BadConfig(where + ", not --algo " + std::string(ToString(algorithm)));
+    if (model != ModelKind::kMlp) BadConfig(where + ", not --model " + std::string(ToString(model)));
+    if (seeded_tau) BadConfig(where + " and --schedule free, not --schedule " + ScheduleSpec(*this));
+    if (!resume_path.empty()) {
+      BadConfig("--optimizer momentum cannot --resume: the velocities are not saved in the model file yet");
     }
   }
   if (!class_weight.none() && !internal::TakesClassWeight(model)) {

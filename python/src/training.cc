@@ -104,6 +104,7 @@ TrainConfig ParseOptions(const py::dict& options) {
       {"optimizer",
        [&](auto& n, auto v) { c.optimizer = ParseOptimizer(Get<std::string>(n, v, "a string")); }},
       {"lr_decay", [&](auto& n, auto v) { c.lr_decay = Get<float>(n, v, "a number"); }},
+      {"momentum", [&](auto& n, auto v) { c.momentum = Get<float>(n, v, "a number"); }},
       {"lr_schedule",
        [&](auto& n, auto v) { c.lr_schedule = ParseLrSchedule(Get<std::string>(n, v, "a string")); }},
       {"warmup", [&](auto& n, auto v) { c.warmup = Get<double>(n, v, "a number"); }},

@@ -68,6 +68,7 @@ enum class Metric {
 enum class Optimizer {
   kSgd,      // w_u <- prox(w_u - eta g_u): one step size for every coordinate
   kAdaGrad,  // G_u += g_u^2, step eta / (sqrt(G_u) + eps) per coordinate (Duchi et al. 2011)
+  kMomentum,  // heavy ball: v <- mu v + g, w <- prox(w - eta v), v per worker (Polyak 1964)
 };
 
 // How the step size changes from epoch to epoch (--lr-schedule; EpochStepSize in train.h).

@@ -65,7 +65,11 @@ struct TrainConfig {
   // sgd, or adagrad: per-coordinate steps lr / (sqrt(G_u) + eps), G_u the coordinate's sum of
   // squared gradients, kept beside the model and raced like it (hogwild with a linear model at
   // batch 1 only; the other modes and models refuse it). --lr 0 under adagrad: 0.5.
+  // momentum: heavy ball, v <- momentum v + g, w <- prox(w - eta v), each worker (hogwild,
+  // locked) or replica (dpsgd, local) with its own v; mlp only, the others refuse it.
   Optimizer optimizer = Optimizer::kSgd;
+  // --optimizer momentum: the velocity's factor mu, in [0, 1).
+  float momentum = 0.9f;
   // Step size multiplier applied after every epoch (HOGWILD! uses 0.9); --lr-schedule exp only.
   float lr_decay = 0.9f;
   // How the step changes from epoch to epoch: exp (lr * lr_decay^e), inv-sqrt (lr / sqrt(1 + e))
