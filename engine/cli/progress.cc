@@ -72,8 +72,8 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
                static_cast<double>(r.l2));
   std::fprintf(out_, "  threads       %d, %s\n", r.threads, ThreadsText(pl).c_str());
   std::fprintf(out_, "  numa nodes    %d used of %d\n", pl.numa_nodes_used, pl.machine.numa_nodes);
-  std::fprintf(out_, "  lr            %g%s, decay %g per epoch\n", static_cast<double>(r.lr),
-               r.lr_searched ? " (searched)" : "", static_cast<double>(config.lr_decay));
+  std::fprintf(out_, "  lr            %g%s, %s\n", static_cast<double>(r.lr),
+               r.lr_searched ? " (searched)" : "", LrScheduleSpec(config).c_str());
   std::fprintf(out_, "  epochs        %d (stopped: %s)\n", last.epoch,
                std::string(ToString(r.stop_reason)).c_str());
   if (config.target_loss) {

@@ -96,9 +96,21 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--optimizer", o.optimizer,
                   "sgd, or adagrad: per-coordinate steps lr / (sqrt(G_u) + 1e-8), G_u the "
                   "coordinate's sum of squared gradients (hogwild, logistic/hinge/squared, batch 1; "
-                  "--lr 0 means 0.5 there)")
+                  "--lr 0 means 0.5 there), or momentum: heavy ball v <- mu v + g, w <- w - lr v, "
+                  "a velocity per worker or replica (mlp; hogwild, locked, dpsgd, local)")
       ->capture_default_str();
-  cmd->add_option("--lr-decay", c.lr_decay, "Step size multiplier after each epoch")
+  cmd->add_option("--momentum", c.momentum, "--optimizer momentum: the velocity's factor mu, in [0, 1)")
+      ->capture_default_str();
+  cmd->add_option("--lr-decay", c.lr_decay, "Step size multiplier after each epoch (--lr-schedule exp)")
+      ->capture_default_str();
+  cmd->add_option("--lr-schedule", o.lr_schedule,
+                  "Step size of epoch e (0-based, constant within the epoch): exp (lr * "
+                  "lr-decay^e), inv-sqrt (lr / sqrt(1 + e)) or cosine (lr * (1 + cos(pi e / "
+                  "epochs)) / 2); every mode")
+      ->capture_default_str();
+  cmd->add_option("--warmup", c.warmup,
+                  "Linear warm-up: epoch e < W runs at (e + 1) / (W + 1) of the scheduled step; "
+                  "W in epochs when >= 1, a fraction of --epochs below 1 (0: none)")
       ->capture_default_str();
   cmd->add_option("--seed", c.seed, "Random seed")->capture_default_str();
   cmd->add_option("--pin", o.pin, "Thread placement: compact, scatter, none")
@@ -216,6 +228,7 @@ void ResolveConfig(TrainOptions& o) {
   config.metric = ParseMetric(o.metric);
   config.class_weight = ParseClassWeight(o.class_weight);
   config.optimizer = ParseOptimizer(o.optimizer);
+  config.lr_schedule = ParseLrSchedule(o.lr_schedule);
   config.Validate();
 }
 

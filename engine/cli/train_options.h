@@ -27,8 +27,9 @@ struct TrainOptions {
   std::string schedule = "free";  // free or seeded:TAU
   std::string memory_budget;      // a size (512M, 4G), or empty: none
   std::string metric = "loss";
-  std::string class_weight = "none";
-  std::string optimizer = "sgd";  // none, balanced or LABEL:W,...
+  std::string class_weight = "none";  // none, balanced or LABEL:W,...
+  std::string optimizer = "sgd";
+  std::string lr_schedule = "exp";
   std::optional<float> l2;
   bool quiet = false;
   TrainConfig config;

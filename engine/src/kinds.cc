@@ -73,9 +73,16 @@ constexpr std::array<std::pair<std::string_view, Shuffle>, 3> kShuffles{{
     {"off", Shuffle::kOff},
 }};
 
-constexpr std::array<std::pair<std::string_view, Optimizer>, 2> kOptimizers{{
+constexpr std::array<std::pair<std::string_view, Optimizer>, 3> kOptimizers{{
     {"sgd", Optimizer::kSgd},
     {"adagrad", Optimizer::kAdaGrad},
+    {"momentum", Optimizer::kMomentum},
+}};
+
+constexpr std::array<std::pair<std::string_view, LrSchedule>, 3> kLrSchedules{{
+    {"exp", LrSchedule::kExp},
+    {"inv-sqrt", LrSchedule::kInvSqrt},
+    {"cosine", LrSchedule::kCosine},
 }};
 
 constexpr std::array<std::pair<std::string_view, Metric>, 4> kMetrics{{
@@ -112,5 +119,9 @@ std::string_view ToString(Metric m) { return NameOf(m, kMetrics); }
 Metric ParseMetric(std::string_view name) { return ParseName("--metric", name, kMetrics); }
 std::string_view ToString(Optimizer o) { return NameOf(o, kOptimizers); }
 Optimizer ParseOptimizer(std::string_view name) { return ParseName("--optimizer", name, kOptimizers); }
+std::string_view ToString(LrSchedule s) { return NameOf(s, kLrSchedules); }
+LrSchedule ParseLrSchedule(std::string_view name) {
+  return ParseName("--lr-schedule", name, kLrSchedules);
+}
 
 }  // namespace corral

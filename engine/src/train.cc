@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <numbers>
 #include <numeric>
 #include <optional>
 #include <span>
@@ -123,6 +124,37 @@ Split SplitValidation(const Dataset& train, const TrainConfig& config) {
 }
 
 }  // namespace
+
+double WarmupEpochs(const TrainConfig& config) {
+  return config.warmup < 1 ? config.warmup * config.epochs : config.warmup;
+}
+
+float EpochStepSize(const TrainConfig& config, float lr, int epoch) {
+  const auto e = static_cast<float>(epoch);
+  float eta = lr;
+  switch (config.lr_schedule) {
+    case LrSchedule::kExp:
+      eta = lr * std::pow(config.lr_decay, e);  // in float, as before schedules: bit for bit
+      break;
+    case LrSchedule::kInvSqrt:
+      eta = static_cast<float>(lr / std::sqrt(1.0 + epoch));
+      break;
+    case LrSchedule::kCosine:
+      eta = static_cast<float>(lr * 0.5 * (1 + std::cos(std::numbers::pi * epoch / config.epochs)));
+      break;
+  }
+  const double warmup = WarmupEpochs(config);
+  if (epoch < warmup) eta = static_cast<float>(static_cast<double>(eta) * (epoch + 1) / (warmup + 1));
+  return eta;
+}
+
+std::string LrScheduleSpec(const TrainConfig& config) {
+  std::string spec(ToString(config.lr_schedule));
+  if (config.lr_schedule == LrSchedule::kExp) spec += ", decay " + internal::Number(config.lr_decay) + " per epoch";
+  if (config.lr_schedule == LrSchedule::kCosine) spec += " over " + std::to_string(config.epochs) + " epochs";
+  if (config.warmup > 0) spec += ", warm-up " + internal::Number(WarmupEpochs(config)) + " epochs";
+  return spec;
+}
 
 std::string AlgorithmHelp() {
   constexpr std::size_t kColumn = 11;  // the longest name, hogwild++, and a space
@@ -301,6 +333,17 @@ void TrainConfig::Validate() const {
   if (!std::isfinite(lr_decay) || lr_decay <= 0 || lr_decay > 1) {
     BadConfig("--lr-decay must be in (0, 1]");
   }
+  if (lr_schedule != LrSchedule::kExp && lr_decay != TrainConfig{}.lr_decay) {
+    BadConfig("--lr-decay applies to --lr-schedule exp only, not --lr-schedule " +
+              std::string(ToString(lr_schedule)));
+  }
+  if (!std::isfinite(warmup) || warmup < 0) {
+    BadConfig("--warmup must be a number >= 0 (epochs when >= 1, a fraction of --epochs below 1)");
+  }
+  if (WarmupEpochs(*this) >= epochs) {
+    BadConfig("--warmup of " + internal::Number(WarmupEpochs(*this)) +
+              " epochs leaves no epoch at the full step of --epochs " + std::to_string(epochs));
+  }
   if (target_loss && !std::isfinite(*target_loss)) BadConfig("--target-loss must be a finite number");
   if (optimizer == Optimizer::kAdaGrad) {
     // Where AdaGrad's accumulators live beside the shared model and race like it
@@ -315,6 +358,24 @@ void TrainConfig::Validate() const {
     if (seeded_tau) BadConfig(where + " and --schedule free, not --schedule " + ScheduleSpec(*this));
     if (!resume_path.empty()) {
       BadConfig("--optimizer adagrad cannot --resume: its accumulators are not saved in the model file yet");
+    }
+  }
+  if (!std::isfinite(momentum) || momentum < 0 || momentum >= 1) {
+    BadConfig("--momentum must be in [0, 1)");
+  }
+  if (optimizer == Optimizer::kMomentum) {
+    // Where each worker or replica owns its gradient step (ShardWorker::ApplyGradient): the
+    // other modes sum, quantise, delay or compress the steps, and the sparse models' lazy
+    // updates have no dense velocity to decay.
+    const std::string where = "--optimizer momentum runs under --algo hogwild, locked, dpsgd or "
+                              "local with --model mlp";
+    const bool mode = algorithm == Algorithm::kHogwild || algorithm == Algorithm::kLocked ||
+                      algorithm == Algorithm::kDpsgd || algorithm == Algorithm::kLocal;
+    if (!mode) BadConfig(where + ", not --algo " + std::string(ToString(algorithm)));
+    if (model != ModelKind::kMlp) BadConfig(where + ", not --model " + std::string(ToString(model)));
+    if (seeded_tau) BadConfig(where + " and --schedule free, not --schedule " + ScheduleSpec(*this));
+    if (!resume_path.empty()) {
+      BadConfig("--optimizer momentum cannot --resume: the velocities are not saved in the model file yet");
     }
   }
   if (!class_weight.none() && !internal::TakesClassWeight(model)) {

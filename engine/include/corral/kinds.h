@@ -68,6 +68,14 @@ enum class Metric {
 enum class Optimizer {
   kSgd,      // w_u <- prox(w_u - eta g_u): one step size for every coordinate
   kAdaGrad,  // G_u += g_u^2, step eta / (sqrt(G_u) + eps) per coordinate (Duchi et al. 2011)
+  kMomentum,  // heavy ball: v <- mu v + g, w <- prox(w - eta v), v per worker (Polyak 1964)
+};
+
+// How the step size changes from epoch to epoch (--lr-schedule; EpochStepSize in train.h).
+enum class LrSchedule {
+  kExp,      // lr * lr_decay^e (HOGWILD!'s schedule)
+  kInvSqrt,  // lr / sqrt(1 + e)
+  kCosine,   // lr * (1 + cos(pi e / epochs)) / 2: from lr towards 0 over the run
 };
 
 // Names as the CLI spells them; Parse* throw corral::Error (kBadConfig) listing valid values.
@@ -79,6 +87,7 @@ std::string_view ToString(MixOrder m);
 std::string_view ToString(Shuffle s);
 std::string_view ToString(Metric m);
 std::string_view ToString(Optimizer o);
+std::string_view ToString(LrSchedule s);
 Algorithm ParseAlgorithm(std::string_view name);
 ModelKind ParseModel(std::string_view name);
 Pin ParsePin(std::string_view name);
@@ -87,5 +96,6 @@ MixOrder ParseMixOrder(std::string_view name);
 Shuffle ParseShuffle(std::string_view name);
 Metric ParseMetric(std::string_view name);
 Optimizer ParseOptimizer(std::string_view name);
+LrSchedule ParseLrSchedule(std::string_view name);
 
 }  // namespace corral

@@ -65,9 +65,20 @@ struct TrainConfig {
   // sgd, or adagrad: per-coordinate steps lr / (sqrt(G_u) + eps), G_u the coordinate's sum of
   // squared gradients, kept beside the model and raced like it (hogwild with a linear model at
   // batch 1 only; the other modes and models refuse it). --lr 0 under adagrad: 0.5.
+  // momentum: heavy ball, v <- momentum v + g, w <- prox(w - eta v), each worker (hogwild,
+  // locked) or replica (dpsgd, local) with its own v; mlp only, the others refuse it.
   Optimizer optimizer = Optimizer::kSgd;
-  // Step size multiplier applied after every epoch (HOGWILD! uses 0.9).
+  // --optimizer momentum: the velocity's factor mu, in [0, 1).
+  float momentum = 0.9f;
+  // Step size multiplier applied after every epoch (HOGWILD! uses 0.9); --lr-schedule exp only.
   float lr_decay = 0.9f;
+  // How the step changes from epoch to epoch: exp (lr * lr_decay^e), inv-sqrt (lr / sqrt(1 + e))
+  // or cosine (lr * (1 + cos(pi e / epochs)) / 2), e the epochs done; constant within an epoch
+  // (EpochStepSize).
+  LrSchedule lr_schedule = LrSchedule::kExp;
+  // Linear warm-up of the step: epoch e < W runs at (e + 1) / (W + 1) of the schedule's step.
+  // W is this value in epochs when >= 1, a fraction of --epochs when in (0, 1); 0: none.
+  double warmup = 0;
   // Seed of every random choice (shuffles, step-size search); with 1 thread a seed fixes the
   // result bit for bit.
   std::uint64_t seed = 1;
@@ -193,6 +204,17 @@ struct TrainConfig {
 // The compressor spec a run of `config` uses: config.compress, or when it is empty the
 // algorithm's default (qsgd:8 for qsgd, dcd, ecd, choco; none otherwise).
 std::string ResolvedCompress(const TrainConfig& config);
+
+// The step size every worker of every mode uses in epoch `epoch` (0-based, counted from the
+// run's first epoch, resumed runs included) of a run of `config` that starts at step `lr`:
+// config.lr_schedule's value at t = epoch times the warm-up factor. The one place a mode's
+// step size comes from.
+float EpochStepSize(const TrainConfig& config, float lr, int epoch);
+// TrainConfig::warmup in epochs (a fraction scaled by config.epochs).
+double WarmupEpochs(const TrainConfig& config);
+// The schedule as the summary and the metrics file spell it: "exp, decay 0.9 per epoch",
+// "cosine over 10 epochs, warm-up 2 epochs".
+std::string LrScheduleSpec(const TrainConfig& config);
 
 // TrainConfig::gamma: CHOCO's step from its theorem (--gamma theory).
 inline constexpr double kGammaTheory = -1;

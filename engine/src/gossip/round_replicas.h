@@ -238,6 +238,7 @@ class RoundReplicas {
     self.every = period_.every();
     self.until_round = self.every;
     if (period_.automatic()) Calibrate(self, w);
+    self.StartMomentum(plan_.config, model_.NumParams());  // after Calibrate's steps: v_i = 0
     transport_->Bind(w);
     if (tap_.active()) tap_.Park(w - first_, self.x);
     return self;
@@ -288,7 +289,7 @@ class RoundReplicas {
         return;
       }
     }
-    ApplyStep(Params(target), *self.grad, eta);
+    self.ApplyGradient(Params(target), eta);
   }
   // Counts a step towards the next round: true on the step that gossips (every `every`-th
   // step, counted over all epochs: with a fixed K, exactly the steps s with (s + 1) % K == 0).

@@ -37,6 +37,7 @@ class HogwildMode {
   void Setup(int w) {
     State& self = workers_[w];
     BuildHotWorker(self, model_, plan_, w, head_, plan_.threads == 1);
+    self.StartMomentum(plan_.config, model_.NumParams());  // per worker: owner-only, no races
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
@@ -61,7 +62,7 @@ class HogwildMode {
         {
           const std::lock_guard lock(mutex_);
           model_.Gradient(w_, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
-          ApplyStep(w_, *self.grad, eta);
+          self.ApplyGradient(w_, eta);
         }
         const std::uint64_t before = self.samples;
         self.samples += count;

@@ -120,7 +120,7 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
     if (halt.load(std::memory_order_relaxed)) break;
     const std::size_t count = std::min(batch, order.size() - k);
     model.Gradient(w, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
-    ApplyStep(w, *self.grad, eta);
+    self.ApplyGradient(w, eta);
     const std::uint64_t before = self.samples;
     self.samples += count;
     self.position = k + count;

@@ -138,7 +138,7 @@ struct RunPlan {
   int first_worker = 0;
   int workers = 1;
   Cluster* cluster = nullptr;        // never null once planned: LocalCluster in one process
-  float lr = 0;                      // initial step size; epoch e uses lr * lr_decay^e
+  float lr = 0;                      // initial step size; epoch e uses EpochStepSize(config, lr, e)
   std::vector<float> initial;        // starting parameters
   int first_epoch = 0;               // resumed runs start later
   std::vector<std::uint64_t> start;  // per worker, samples of first_epoch already done
@@ -158,9 +158,7 @@ struct RunPlan {
   ModelInfo info;                     // what the parameters mean (checkpoints written while training)
   ModeState mode_state;               // resumed: the mode's saved state (empty: none saved)
   const Dataset* validation = nullptr;  // --validation: scored at every epoch end (or none)
-  float EpochLr(int epoch) const {
-    return lr * std::pow(config.lr_decay, static_cast<float>(epoch));
-  }
+  float EpochLr(int epoch) const { return EpochStepSize(config, lr, epoch); }
 };
 
 // Mean loss, objective and accuracy or RMSE of a snapshot, as an evaluation point's fields.

@@ -100,6 +100,8 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
       {"schedule", ScheduleSpec(config)},
       {"class_weight", ClassWeightSpec(config.class_weight)},
       {"optimizer", ToString(config.optimizer)},
+      {"lr_schedule", LrScheduleSpec(config)},
+      {"momentum", config.optimizer == Optimizer::kMomentum ? config.momentum : 0.0f},
   };
   if (r.epochs_to_target) j["epochs_to_target"] = *r.epochs_to_target;
   if (r.train_s_to_target) j["time_to_target_s"] = *r.train_s_to_target;

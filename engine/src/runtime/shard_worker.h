@@ -10,12 +10,15 @@
 #include <numeric>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include <corral/dataset.h>
 #include <corral/kinds.h>
 #include <corral/rng.h>
+#include <corral/step.h>
+#include <corral/train.h>
 
 #include "engine/src/runtime/crew.h"
 #include "engine/src/runtime/epoch_layout.h"
@@ -78,6 +81,27 @@ struct alignas(kCacheLine) ShardWorker {
   Rng rng;
   std::uint64_t samples = 0;   // samples processed in all epochs
   std::uint64_t position = 0;  // samples of the current epoch processed
+  // --optimizer momentum (dense gradients): this worker's velocity and its factor mu; empty
+  // under the other optimizers (StartMomentum).
+  std::vector<float> velocity;
+  float momentum = 0;
+
+  // Under --optimizer momentum, a zero velocity as long as the model (a dense gradient).
+  void StartMomentum(const TrainConfig& config, std::size_t params) {
+    if (config.optimizer != Optimizer::kMomentum) return;
+    velocity.assign(params, 0.0f);
+    momentum = config.momentum;
+  }
+  // The step of `grad` on `w`: corral/step.h's ApplyStep, or its momentum form.
+  void ApplyGradient(Params w, float eta) {
+    if constexpr (std::is_same_v<typename M::Grad, DenseGrad>) {
+      if (!velocity.empty()) {
+        ApplyMomentumStep(w, *grad, velocity, eta, momentum);
+        return;
+      }
+    }
+    ApplyStep(w, *grad, eta);
+  }
 
   // On the worker's own thread (first touch puts the shard on its NUMA node). A mode that
   // reads its rows only through `shard` and `order` passes the run's --shuffle; index (the

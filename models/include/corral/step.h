@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include <corral/dense_grad.h>
 #include <corral/params.h>
@@ -35,6 +36,18 @@ inline float AdaGradEta(float eta, float sum_sq) { return eta / (std::sqrt(sum_s
 // --optimizer adagrad's --lr when none is given: per-coordinate steps start near eta / |g|, so
 // a step near 1 suits every scale of data (Vowpal Wabbit's default is 0.5).
 inline constexpr float kAdaGradDefaultLr = 0.5f;
+
+// Heavy-ball momentum (Polyak 1964, in the form PyTorch's SGD takes): v <- mu v + g, then the
+// dense step with v in g's place, w <- (w - eta v) / (1 + eta l2). `velocity` is the caller's
+// own (one per worker or replica), as long as the gradient; mu 0 is ApplyStep bit for bit.
+inline void ApplyMomentumStep(Params w, const DenseGrad& g, std::span<float> velocity, float eta,
+                              float mu) {
+  const float shrink = ProximalShrink(eta, g.l2);
+  for (std::size_t u = 0; u < g.grad.size(); ++u) {
+    velocity[u] = mu * velocity[u] + g.grad[u];
+    w.Store(u, (w.Load(u) - eta * velocity[u]) * shrink);
+  }
+}
 
 // ProximalStep for every touched coordinate u, with its own L2 weight l2_u.
 // Reads and writes are relaxed (see params.h); the hot loop has no read-modify-write atomics.
