@@ -310,23 +310,20 @@ TEST(Local, MetricsCountEveryDirectedEdgeAndSplitTheRound) {
   const SyntheticSplit data = testing::SmallProblem();
   const auto path = std::filesystem::path(::testing::TempDir()) / "corral_edges.jsonl";
   // 188 steps per epoch (as above), 2 epochs, a round every 5th step: 75 rounds, each sending
-  // the same message to all 3 others: x_i (d floats) in the first, the changes since the last
-  // round in the others (sparse_changes.h), never more than x_i.
+  // x_i (d floats) to all 3 others (20 rows of 12 features change more than local's sparse
+  // messages carry, d / 64: sparse_changes.h).
   const TrainResult r = Train(data.train, nullptr,
                               {.algorithm = Algorithm::kLocal, .l2 = kL2, .threads = 4,
                                .epochs = 2, .batch = 4, .lr = 0.2f, .metrics_path = path.string(),
                                .gossip_every = 5});
-  const std::uint64_t dense = r.params.size() * sizeof(float);
+  const std::uint64_t per_edge = 75 * r.params.size() * sizeof(float);
   ASSERT_EQ(r.edge_bytes.size(), 12u);
   std::uint64_t total = 0;
   for (const EdgeBytes& e : r.edge_bytes) {
     EXPECT_NE(e.from, e.to);
-    EXPECT_EQ(e.bytes, r.edge_bytes[static_cast<std::size_t>(3 * e.from)].bytes) << e.from << " -> " << e.to;
-    EXPECT_GE(e.bytes, dense + 74 * 4) << e.from << " -> " << e.to;
-    EXPECT_LT(e.bytes, 75 * dense) << e.from << " -> " << e.to;
+    EXPECT_EQ(e.bytes, per_edge) << e.from << " -> " << e.to;
     total += e.bytes;
   }
-  const std::uint64_t per_edge = r.edge_bytes[0].bytes;
   EXPECT_EQ(total, r.bytes_sent);
   for (const EvalPoint& p : r.history) {
     ASSERT_TRUE(p.round_split.has_value()) << "epoch " << p.epoch;
@@ -380,16 +377,18 @@ TEST(LocalSparse, TwoAndFourWorkersGiveTheDenseRoundsBitsForFewerBytes) {
   const SyntheticSplit data = WideProblem();
   for (const int workers : {2, 4}) {
     for (const int batch : {1, 3}) {
+      // At most 48 rows' coordinates change between rounds: under d / 64 = 62.
+      const int every = batch == 1 ? 6 : 2;
       const TrainConfig local{.algorithm = Algorithm::kLocal, .l2 = kL2, .threads = workers,
                               .epochs = 2, .batch = batch, .lr = 0.2f, .seed = 4,
-                              .pin = Pin::kNone, .gossip_every = 6};
+                              .pin = Pin::kNone, .gossip_every = every};
       const TrainResult sparse = Train(data.train, nullptr, local);
       const TrainResult dense = Train(data.train, nullptr, DenseLocal(local));
       const std::string where = std::to_string(workers) + " workers, batch " + std::to_string(batch);
       EXPECT_TRUE(SameBits(sparse.params, dense.params)) << where;
       EXPECT_LT(sparse.bytes_sent * 4, dense.bytes_sent) << where;
       // Every epoch ends with a round here: the replicas are bitwise equal then.
-      ASSERT_EQ(StepsPerEpoch(data.train.rows(), workers, batch) % 6, 0u) << where;
+      ASSERT_EQ(StepsPerEpoch(data.train.rows(), workers, batch) % static_cast<std::uint64_t>(every), 0u) << where;
       for (const EvalPoint& p : sparse.history) EXPECT_EQ(p.consensus.value(), 0.0) << where;
     }
   }
@@ -421,12 +420,12 @@ TEST(LocalSparse, ThreeWorkersStayWithinRoundingOfTheDenseRoundsWithEqualReplica
   EXPECT_LT(sparse.bytes_sent * 4, dense.bytes_sent);
 }
 
-// When a round's changes are not fewer than the sparse form can carry more cheaply, x_i goes:
-// 21 coordinates and 16 steps of 10 features between rounds (a logistic model), and a dense
-// model (every step writes all of the MLP's weights). Every message is then d floats.
+// When a round changed more than the sparse form carries (d / 64), x_i goes: 641 coordinates
+// and 16 steps of 40 features between rounds (a logistic model), and a dense model (every step
+// writes all of the MLP's weights). Every message is then d floats.
 TEST(LocalSparse, MostCoordinatesChangedSendsTheDenseMessage) {
   const SyntheticSplit narrow = MakeSyntheticClassification(
-      {.rows = 640, .features = 20, .nnz_per_row = 10, .seed = 5}, 0);
+      {.rows = 640, .features = 640, .nnz_per_row = 40, .seed = 5}, 0);
   const TrainConfig linear{.algorithm = Algorithm::kLocal, .l2 = kL2, .threads = 2, .epochs = 2,
                            .batch = 1, .lr = 0.1f, .seed = 4, .pin = Pin::kNone, .gossip_every = 16};
   TrainConfig mlp = linear;
@@ -444,10 +443,11 @@ TEST(LocalSparse, MostCoordinatesChangedSendsTheDenseMessage) {
   }
 }
 
-// The message's form at its threshold: k changes take 4 + 8k bytes, sent while below 4d.
-TEST(LocalSparse, MessageIsSparseOnlyWhileSmallerThanTheDenseOne) {
-  constexpr std::size_t d = 10;  // 4 + 8k < 40: at most 4 changes
-  ASSERT_EQ(internal::MaxSparseChanges(d), 4u);
+// The message's form at its threshold: k changes take 4 + 8k bytes, sent while k <= d / 64.
+TEST(LocalSparse, MessageIsSparseOnlyUpToOneChangeIn64) {
+  constexpr std::size_t d = 383;  // at most 5 changes
+  ASSERT_EQ(internal::MaxSparseChanges(d), 5u);
+  EXPECT_EQ(internal::MaxSparseChanges(63), 0u);
   std::vector<float> base(d, 1.0f);
   std::vector<float> x = base;
   internal::ChangedCoords marks;
@@ -467,17 +467,20 @@ TEST(LocalSparse, MessageIsSparseOnlyWhileSmallerThanTheDenseOne) {
   EXPECT_EQ(reinterpret_cast<const float*>(words + 5)[2], 9.0f);
   x[0] = -0.0f;  // +0 -> -0 is a change of bits
   base[0] = 0.0f;
-  marks.Mark(0);
-  EXPECT_EQ(message.Encode(x, base, marks).size(), d * sizeof(float));
+  marks.Mark(0);  // 6 marks: more than 5, the round scans and finds 5 changes
+  EXPECT_EQ(message.Encode(x, base, marks).size(), 4u + 8u * 5u);
+  x[1] = 3.0f;
+  marks.Mark(1);  // 6 changes
+  EXPECT_EQ(message.Encode(x, base, marks).data(), reinterpret_cast<const std::byte*>(x.data()));
   marks.Clear();
   EXPECT_EQ(message.Encode(x, base, marks).size(), 4u);  // nothing marked: an empty message
-  marks.Saturate();  // a scan finds all 5 changes
-  EXPECT_EQ(message.Encode(x, base, marks).data(), reinterpret_cast<const std::byte*>(x.data()));
+  marks.Saturate();  // a scan finds all 6 changes
+  EXPECT_EQ(message.Encode(x, base, marks).size(), d * sizeof(float));
 }
 
 // A malformed sparse message is an error naming the receiver, the sender and what is wrong.
 TEST(LocalSparse, MalformedMessagesAreRefused) {
-  constexpr std::size_t d = 10;
+  constexpr std::size_t d = 300;  // at most 4 changes
   const auto parse = [&](std::vector<std::uint32_t> words, std::size_t bytes) {
     internal::Message m;
     m.header.sender = 3;
@@ -493,8 +496,8 @@ TEST(LocalSparse, MalformedMessagesAreRefused) {
     return std::string();
   };
   EXPECT_EQ(parse({2, 3, 5, 0, 0}, 20), "");
-  EXPECT_NE(parse({2, 5, 3, 0, 0}, 20).find("increasing indices below 10"), std::string::npos);
-  EXPECT_NE(parse({2, 3, 10, 0, 0}, 20).find("has index 10"), std::string::npos);
+  EXPECT_NE(parse({2, 5, 3, 0, 0}, 20).find("increasing indices below 300"), std::string::npos);
+  EXPECT_NE(parse({2, 3, 300, 0, 0}, 20).find("has index 300"), std::string::npos);
   EXPECT_NE(parse({3, 3, 5, 0, 0}, 20).find("from worker 3"), std::string::npos);
   EXPECT_NE(parse({5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 44).find("at most 4"), std::string::npos);
   EXPECT_NE(parse({0, 0}, 6).find("worker 1 received a message of 6 bytes"), std::string::npos);
