@@ -137,13 +137,21 @@ def zipf_part(args, common, tmp):
     ], args.repeat, tmp)
 
 
-def a9a_part(args, common, tmp):
+def a9a_set(args, title):
+    """a9a's path after printing the part's title, or None (and a note) when it is missing."""
     a9a = os.path.join(args.data, "a9a", "a9a")
     if not os.path.exists(a9a):
         print(f"skip a9a: {a9a} not found")
-        return
-    print(f"\na9a, {args.threads} threads, {args.epochs} epochs, --lr 0.25 "
+        return None
+    print(f"\n{title}a9a, {args.threads} threads, {args.epochs} epochs, --lr 0.25 "
           f"(median of {args.repeat})")
+    return a9a
+
+
+def a9a_part(args, common, tmp):
+    a9a = a9a_set(args, "")
+    if a9a is None:
+        return
     compare(args.corral, a9a, common, [
         ("hogwild", ["--algo", "hogwild"]),
         ("dpsgd --gossip-every 1", ["--algo", "dpsgd", "--gossip-every", "1"]),
@@ -166,12 +174,9 @@ def local_part(args, common, tmp):
         *with_before("local", ["--algo", "local"]),
         *with_before("local --gossip-every 16", ["--algo", "local", "--gossip-every", "16"]),
     ], args.repeat, tmp)
-    a9a = os.path.join(args.data, "a9a", "a9a")
-    if not os.path.exists(a9a):
-        print(f"skip a9a: {a9a} not found")
+    a9a = a9a_set(args, "local's sparse rounds: ")
+    if a9a is None:
         return
-    print(f"\nlocal's sparse rounds: a9a, {args.threads} threads, {args.epochs} epochs, --lr 0.25 "
-          f"(median of {args.repeat})")
     compare(args.corral, a9a, common, [
         ("hogwild", ["--algo", "hogwild"]),
         *with_before("local --gossip-every 1", ["--algo", "local", "--gossip-every", "1"]),

@@ -14,8 +14,8 @@
 // n models in worker order, self included, so every replica is bitwise the same average.
 // Because of that, `local` sends only what changed (gossip/sparse_changes.h): each step marks
 // the coordinates it wrote, and a round's message is the (index, value) pairs of the
-// coordinates whose bits differ from the last average (`base`), or the dense x_i when that is
-// not smaller (and in the run's first round, before `base` exists); the average is taken over
+// coordinates whose bits differ from the last average (`base`) while they are at most d / 64,
+// else the dense x_i (and in the run's first round, before `base` exists); the average is taken over
 // the union of the changes only, O(changed) per round. With 2 or 4 workers the result is the
 // dense round's bit for bit (so `--gossip-every 1` and the golden digests do not move); with
 // other n, coordinates nobody changed keep the exact common value where the dense formula
