@@ -17,11 +17,15 @@ hardware speed).
    accuracy (points against hogwild++'s) and the mean round's time split (microseconds:
    compute between rounds, encode, wait, decode, mix; metrics round_*_us). A run that fails
    (ecd diverges with qsgd:8 on this model) is reported as such.
+4. local's sparse rounds (--only local): the Zipf set as in 1, hogwild against local at its
+   automatic period and at --gossip-every 16, and a9a against local --gossip-every 1; with
+   --before BINARY (e.g. a build of main) local runs with that binary too, in the same loop.
+   Bytes moved (MB, all directed edges) per row.
 Every speed is the median of --repeat runs, interleaved with hogwild's so that machine noise
 hits both sides; the ratio is taken between medians.
 
   bench/replica_speed.py --corral build/engine/cli/corral [--data ../shared/data] [--repeat 2]
-      [--only zipf|a9a|mlp] [--mlp-epochs 3]
+      [--only zipf|a9a|mlp|local] [--mlp-epochs 3] [--before BINARY]
 """
 
 import argparse
@@ -52,14 +56,15 @@ def corral(binary, args, metrics):
 
 
 def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
-    """modes: [(label, extra args)], the first is the baseline. Prints one row per mode:
-    objective ratio, or with `accuracy` the test accuracy's difference in points, and the
-    last epoch's mean round split."""
-    speeds = {label: [] for label, _ in modes}
+    """modes: [(label, extra args)] or [(label, extra args, binary)], the first is the
+    baseline. Prints one row per mode: objective ratio, or with `accuracy` the test accuracy's
+    difference in points, the bytes moved, and the last epoch's mean round split."""
+    modes = [m if len(m) == 3 else (*m, binary) for m in modes]
+    speeds = {label: [] for label, _, _ in modes}
     last = {}
     for _ in range(repeat):
-        for label, extra in modes:
-            run = corral(binary, ["--data", data, *common, *extra], os.path.join(tmp, "m.jsonl"))
+        for label, extra, program in modes:
+            run = corral(program, ["--data", data, *common, *extra], os.path.join(tmp, "m.jsonl"))
             if run is None:
                 last[label] = None
                 continue
@@ -70,9 +75,9 @@ def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
     base = last[base_label][0]
     quality = "acc" if accuracy else "objective"
     print(f"  {'mode':<30} {'samples/s':>10} {'vs ' + base_label:>12} {quality:>10} "
-          f"{'pts' if accuracy else 'obj ratio':>9} {'K':>6} {'share':>6}   "
+          f"{'pts' if accuracy else 'obj ratio':>9} {'K':>6} {'share':>6} {'MB sent':>9}   "
           + " ".join(f"{p:>7}" for p in PHASES) + " (us per round)")
-    for label, _ in modes:
+    for label, _, _ in modes:
         if last[label] is None or not speeds[label]:
             print(f"  {label:<30} failed (diverged)")
             continue
@@ -89,7 +94,8 @@ def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
         split = " ".join(f"{summary[f'round_{p}_us']:>7.1f}" if f"round_{p}_us" in summary
                          else f"{'':>7}" for p in PHASES)
         print(f"  {label:<30} {speed / 1e6:>9.4f}M {speed / base_speed:>12.3f} {cols} "
-              f"{k!s:>6} {'' if share is None else f'{100 * share:5.1f}%':>6}   {split}")
+              f"{k!s:>6} {'' if share is None else f'{100 * share:5.1f}%':>6} "
+              f"{summary.get('bytes_sent', 0) / 1e6:>9.1f}   {split}")
 
 
 def main():
@@ -100,7 +106,8 @@ def main():
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--mlp-epochs", type=int, default=3)
-    parser.add_argument("--only", choices=["zipf", "a9a", "mlp"], help="run one part only")
+    parser.add_argument("--only", choices=["zipf", "a9a", "mlp", "local"], help="run one part only")
+    parser.add_argument("--before", help="local's part: a second corral binary to run local with")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,6 +118,8 @@ def main():
             a9a_part(args, common, tmp)
         if args.only in (None, "mlp"):
             mlp_part(args, tmp)
+        if args.only in (None, "local"):
+            local_part(args, common, tmp)
 
 
 def zipf_part(args, common, tmp):
@@ -128,17 +137,49 @@ def zipf_part(args, common, tmp):
     ], args.repeat, tmp)
 
 
-def a9a_part(args, common, tmp):
+def a9a_set(args, title):
+    """a9a's path after printing the part's title, or None (and a note) when it is missing."""
     a9a = os.path.join(args.data, "a9a", "a9a")
     if not os.path.exists(a9a):
         print(f"skip a9a: {a9a} not found")
-        return
-    print(f"\na9a, {args.threads} threads, {args.epochs} epochs, --lr 0.25 "
+        return None
+    print(f"\n{title}a9a, {args.threads} threads, {args.epochs} epochs, --lr 0.25 "
           f"(median of {args.repeat})")
+    return a9a
+
+
+def a9a_part(args, common, tmp):
+    a9a = a9a_set(args, "")
+    if a9a is None:
+        return
     compare(args.corral, a9a, common, [
         ("hogwild", ["--algo", "hogwild"]),
         ("dpsgd --gossip-every 1", ["--algo", "dpsgd", "--gossip-every", "1"]),
         ("dpsgd", ["--algo", "dpsgd"]),
+    ], args.repeat, tmp)
+
+
+def local_part(args, common, tmp):
+    def with_before(label, extra):
+        rows = [(label, extra)]
+        if args.before:
+            rows.append((label + " (before)", extra, args.before))
+        return rows
+
+    zipf = zipf_set.make(args.corral, os.path.join(tmp, "zipf.cache"))
+    print(f"\nlocal's sparse rounds: Zipf set, {args.threads} threads, {args.epochs} epochs, "
+          f"--lr 0.25 (median of {args.repeat})")
+    compare(args.corral, zipf, common, [
+        ("hogwild", ["--algo", "hogwild"]),
+        *with_before("local", ["--algo", "local"]),
+        *with_before("local --gossip-every 16", ["--algo", "local", "--gossip-every", "16"]),
+    ], args.repeat, tmp)
+    a9a = a9a_set(args, "local's sparse rounds: ")
+    if a9a is None:
+        return
+    compare(args.corral, a9a, common, [
+        ("hogwild", ["--algo", "hogwild"]),
+        *with_before("local --gossip-every 1", ["--algo", "local", "--gossip-every", "1"]),
     ], args.repeat, tmp)
 
 

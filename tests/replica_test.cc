@@ -5,7 +5,10 @@
 // White-box where a test needs a hook (different starting replicas, a throwing model): the
 // mode goes straight into the engine's runner.
 #include <atomic>
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -20,6 +23,7 @@
 
 #include "engine/src/gossip/gossip_period.h"
 #include "engine/src/gossip/mixing.h"
+#include "engine/src/gossip/sparse_changes.h"
 #include "engine/src/modes/dpsgd.h"
 #include "logistic_oracle.h"
 #include "test_data.h"
@@ -306,7 +310,8 @@ TEST(Local, MetricsCountEveryDirectedEdgeAndSplitTheRound) {
   const SyntheticSplit data = testing::SmallProblem();
   const auto path = std::filesystem::path(::testing::TempDir()) / "corral_edges.jsonl";
   // 188 steps per epoch (as above), 2 epochs, a round every 5th step: 75 rounds, each sending
-  // x_i (d floats) to all 3 others.
+  // x_i (d floats) to all 3 others (20 rows of 12 features change more than local's sparse
+  // messages carry, d / 64: sparse_changes.h).
   const TrainResult r = Train(data.train, nullptr,
                               {.algorithm = Algorithm::kLocal, .l2 = kL2, .threads = 4,
                                .epochs = 2, .batch = 4, .lr = 0.2f, .metrics_path = path.string(),
@@ -326,8 +331,8 @@ TEST(Local, MetricsCountEveryDirectedEdgeAndSplitTheRound) {
     EXPECT_GT(t.compute_s, 0.0);
     EXPECT_GE(t.wait_s, 0.0);
     EXPECT_GE(t.mix_s, 0.0);
-    EXPECT_EQ(t.encode_s, 0.0);  // local sends fp32 models: nothing to encode or decode
-    EXPECT_EQ(t.decode_s, 0.0);
+    EXPECT_GE(t.encode_s, 0.0);  // local finds its changes and reads the others'
+    EXPECT_GE(t.decode_s, 0.0);
   }
   std::ifstream in(path);
   std::vector<nlohmann::json> lines;
@@ -337,6 +342,180 @@ TEST(Local, MetricsCountEveryDirectedEdgeAndSplitTheRound) {
   ASSERT_EQ(lines[2]["bytes_per_edge"].size(), 12u);
   EXPECT_EQ(lines[2]["bytes_per_edge"][0]["bytes"].get<std::uint64_t>(), per_edge);
   EXPECT_TRUE(lines[2].contains("round_mix_us"));
+}
+
+// local's sparse rounds (gossip/sparse_changes.h). A problem where a round's changes are a
+// small share of d = 4001 coordinates, so that the sparse messages are the ones taken.
+SyntheticSplit WideProblem() {
+  return MakeSyntheticClassification(
+      {.rows = 1800, .features = 4000, .nnz_per_row = 8, .zipf = 0.8, .label_noise = 0.05, .seed = 21}, 0);
+}
+
+// local as it was before sparse rounds: dpsgd on the complete graph, step-then-mix, sends x_i.
+TrainConfig DenseLocal(TrainConfig local) {
+  local.algorithm = Algorithm::kDpsgd;
+  local.topology = "complete";
+  local.mix_order = MixOrder::kStepThenMix;
+  return local;
+}
+
+bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Steps per epoch: the longest shard in batches (every worker takes that many).
+std::uint64_t StepsPerEpoch(std::size_t rows, int workers, int batch) {
+  const std::size_t longest = (rows + static_cast<std::size_t>(workers) - 1) / static_cast<std::size_t>(workers);
+  return (longest + static_cast<std::size_t>(batch) - 1) / static_cast<std::size_t>(batch);
+}
+
+// With 2 and 4 workers the dense formula gives n equal values back exactly (weights 1/2, 1/4),
+// so sending only the changes and averaging only over their union is the dense round bit for
+// bit; the bytes are a fraction of the dense messages'. Batch 1 takes the fused linear step,
+// batch 3 the SparseGrad one: both mark what they write.
+TEST(LocalSparse, TwoAndFourWorkersGiveTheDenseRoundsBitsForFewerBytes) {
+  const SyntheticSplit data = WideProblem();
+  for (const int workers : {2, 4}) {
+    for (const int batch : {1, 3}) {
+      // At most 48 rows' coordinates change between rounds: under d / 64 = 62.
+      const int every = batch == 1 ? 6 : 2;
+      const TrainConfig local{.algorithm = Algorithm::kLocal, .l2 = kL2, .threads = workers,
+                              .epochs = 2, .batch = batch, .lr = 0.2f, .seed = 4,
+                              .pin = Pin::kNone, .gossip_every = every};
+      const TrainResult sparse = Train(data.train, nullptr, local);
+      const TrainResult dense = Train(data.train, nullptr, DenseLocal(local));
+      const std::string where = std::to_string(workers) + " workers, batch " + std::to_string(batch);
+      EXPECT_TRUE(SameBits(sparse.params, dense.params)) << where;
+      EXPECT_LT(sparse.bytes_sent * 4, dense.bytes_sent) << where;
+      // Every epoch ends with a round here: the replicas are bitwise equal then.
+      ASSERT_EQ(StepsPerEpoch(data.train.rows(), workers, batch) % static_cast<std::uint64_t>(every), 0u) << where;
+      for (const EvalPoint& p : sparse.history) EXPECT_EQ(p.consensus.value(), 0.0) << where;
+    }
+  }
+}
+
+// With 3 workers the dense formula may move a coordinate nobody changed by an ulp per round
+// (1/3 is not a float); the sparse round keeps it. The runs then differ by rounding only: at
+// most an ulp of the largest parameter per round (300 rounds here; measured: 9e-8, a few ulps,
+// against the bound's 1.6e-5), and the replicas are
+// still bitwise equal after every round (consensus 0 when an epoch ends with one).
+TEST(LocalSparse, ThreeWorkersStayWithinRoundingOfTheDenseRoundsWithEqualReplicas) {
+  const SyntheticSplit data = WideProblem();
+  const TrainConfig local{.algorithm = Algorithm::kLocal, .l2 = kL2, .threads = 3, .epochs = 3,
+                          .batch = 1, .lr = 0.2f, .seed = 4, .pin = Pin::kNone, .gossip_every = 6};
+  const TrainResult sparse = Train(data.train, nullptr, local);
+  const TrainResult dense = Train(data.train, nullptr, DenseLocal(local));
+  ASSERT_EQ(sparse.params.size(), dense.params.size());
+  float largest = 0;
+  for (const float v : dense.params) largest = std::max(largest, std::abs(v));
+  const double rounds = 3.0 * static_cast<double>(StepsPerEpoch(data.train.rows(), 3, 1)) / 6.0;
+  const double bound = rounds * std::numeric_limits<float>::epsilon() * largest;
+  double worst = 0;
+  for (std::size_t u = 0; u < sparse.params.size(); ++u) {
+    worst = std::max(worst, static_cast<double>(std::abs(sparse.params[u] - dense.params[u])));
+  }
+  EXPECT_LE(worst, bound) << "largest parameter " << largest;
+  EXPECT_EQ(StepsPerEpoch(data.train.rows(), 3, 1) % 6, 0u);
+  for (const EvalPoint& p : sparse.history) EXPECT_EQ(p.consensus.value(), 0.0) << "epoch " << p.epoch;
+  EXPECT_LT(sparse.bytes_sent * 4, dense.bytes_sent);
+}
+
+// When a round changed more than the sparse form carries (d / 64), x_i goes: 641 coordinates
+// and 16 steps of 40 features between rounds (a logistic model), and a dense model (every step
+// writes all of the MLP's weights). Every message is then d floats.
+TEST(LocalSparse, MostCoordinatesChangedSendsTheDenseMessage) {
+  const SyntheticSplit narrow = MakeSyntheticClassification(
+      {.rows = 640, .features = 640, .nnz_per_row = 40, .seed = 5}, 0);
+  const TrainConfig linear{.algorithm = Algorithm::kLocal, .l2 = kL2, .threads = 2, .epochs = 2,
+                           .batch = 1, .lr = 0.1f, .seed = 4, .pin = Pin::kNone, .gossip_every = 16};
+  TrainConfig mlp = linear;
+  mlp.model = ModelKind::kMlp;
+  mlp.hidden = {8};
+  mlp.batch = 4;
+  mlp.gossip_every = 1;
+  for (const TrainConfig& config : {linear, mlp}) {
+    const TrainResult r = Train(narrow.train, nullptr, config);
+    const std::uint64_t rounds =
+        2 * StepsPerEpoch(narrow.train.rows(), 2, config.batch) / static_cast<std::uint64_t>(config.gossip_every);
+    EXPECT_EQ(r.bytes_sent, rounds * 2 * r.params.size() * sizeof(float)) << ToString(config.model);
+    const TrainResult dense = Train(narrow.train, nullptr, DenseLocal(config));
+    EXPECT_TRUE(SameBits(r.params, dense.params)) << ToString(config.model);
+  }
+}
+
+// The message's form at its threshold: k changes take 4 + 8k bytes, sent while k <= d / 64.
+TEST(LocalSparse, MessageIsSparseOnlyUpToOneChangeIn64) {
+  constexpr std::size_t d = 383;  // at most 5 changes
+  ASSERT_EQ(internal::MaxSparseChanges(d), 5u);
+  EXPECT_EQ(internal::MaxSparseChanges(63), 0u);
+  std::vector<float> base(d, 1.0f);
+  std::vector<float> x = base;
+  internal::ChangedCoords marks;
+  internal::ChangeMessage message;
+  marks.Init(d);
+  message.Init(d);
+  for (const std::uint32_t u : {7u, 2u, 9u, 4u}) {
+    x[u] = 2.0f + static_cast<float>(u);
+    marks.Mark(u);
+  }
+  marks.Mark(5);  // written but bitwise unchanged: not sent
+  const std::span<const std::byte> sparse = message.Encode(x, base, marks);
+  ASSERT_EQ(sparse.size(), 4u + 8u * 4u);
+  const auto* words = reinterpret_cast<const std::uint32_t*>(sparse.data());
+  EXPECT_EQ(words[0], 4u);
+  EXPECT_EQ(std::vector<std::uint32_t>(words + 1, words + 5), (std::vector<std::uint32_t>{2, 4, 7, 9}));
+  EXPECT_EQ(reinterpret_cast<const float*>(words + 5)[2], 9.0f);
+  x[0] = -0.0f;  // +0 -> -0 is a change of bits
+  base[0] = 0.0f;
+  marks.Mark(0);  // 6 marks: more than 5, the round scans and finds 5 changes
+  EXPECT_EQ(message.Encode(x, base, marks).size(), 4u + 8u * 5u);
+  x[1] = 3.0f;
+  marks.Mark(1);  // 6 changes
+  EXPECT_EQ(message.Encode(x, base, marks).data(), reinterpret_cast<const std::byte*>(x.data()));
+  marks.Clear();
+  EXPECT_EQ(message.Encode(x, base, marks).size(), 4u);  // nothing marked: an empty message
+  marks.Saturate();  // a scan finds all 6 changes
+  EXPECT_EQ(message.Encode(x, base, marks).size(), d * sizeof(float));
+}
+
+// A malformed sparse message is an error naming the receiver, the sender and what is wrong.
+TEST(LocalSparse, MalformedMessagesAreRefused) {
+  constexpr std::size_t d = 300;  // at most 4 changes
+  const auto parse = [&](std::vector<std::uint32_t> words, std::size_t bytes) {
+    internal::Message m;
+    m.header.sender = 3;
+    m.header.bytes = static_cast<std::uint32_t>(bytes);
+    m.payload = std::as_bytes(std::span<const std::uint32_t>(words));
+    internal::ChangeTerm t;
+    try {
+      internal::ParseChanges(m, d, 1, "local", t);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kWorkerFailed);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(parse({2, 3, 5, 0, 0}, 20), "");
+  EXPECT_NE(parse({2, 5, 3, 0, 0}, 20).find("increasing indices below 300"), std::string::npos);
+  EXPECT_NE(parse({2, 3, 300, 0, 0}, 20).find("has index 300"), std::string::npos);
+  EXPECT_NE(parse({3, 3, 5, 0, 0}, 20).find("from worker 3"), std::string::npos);
+  EXPECT_NE(parse({5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 44).find("at most 4"), std::string::npos);
+  EXPECT_NE(parse({0, 0}, 6).find("worker 1 received a message of 6 bytes"), std::string::npos);
+}
+
+// Marks come back in increasing order, each once, and Clear forgets them.
+TEST(LocalSparse, ChangedCoordsListsMarksInOrder) {
+  internal::ChangedCoords marks;
+  marks.Init(10000);
+  for (const std::uint32_t u : {9999u, 64u, 0u, 4096u, 64u, 63u, 4095u}) marks.Mark(u);
+  std::vector<std::uint32_t> seen;
+  marks.ForEach([&](std::uint32_t u) { seen.push_back(u); });
+  EXPECT_EQ(seen, (std::vector<std::uint32_t>{0, 63, 64, 4095, 4096, 9999}));
+  marks.Clear();
+  seen.clear();
+  marks.Mark(5);
+  marks.ForEach([&](std::uint32_t u) { seen.push_back(u); });
+  EXPECT_EQ(seen, (std::vector<std::uint32_t>{5}));
 }
 
 using testing::ThrowingModel;

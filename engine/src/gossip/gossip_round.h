@@ -34,12 +34,18 @@ struct RoundClock {
   }
 };
 
+// How the messages of a round compare in size: kEqual, every sender of one spec writes
+// WireBytes(d) bytes, so a message of another size is an error; kBounded, they vary up to the
+// transport's slot (which Send enforces) and the caller validates each one as it decodes it
+// (local's sparse rounds, sparse_changes.h).
+enum class MessageSizes { kEqual, kBounded };
+
 // One round r of worker w: sends `payload` (the same bytes) to every recipient of w, then
 // receives every neighbour's round-r message into `held`, in Neighbours(w, r) order. The
 // caller decodes them and then calls ReleaseAll. Returns false when the transport was aborted
 // (another worker failed or the run halted): `held` is then released and empty, and the
-// caller must leave its state as it was. A message of the wrong size throws kWorkerFailed
-// (every sender of one spec writes WireBytes(d) bytes). Virtual time, only when `linked` (a
+// caller must leave its state as it was. With MessageSizes::kEqual a message of another size
+// than `payload` throws kWorkerFailed. Virtual time, only when `linked` (a
 // --link is modelled in virtual mode): the compute since the last round is counted, the clock
 // becomes max(own, due) over the messages, and the transport's own time is not counted as
 // compute. Without a link the round reads no clock at all (a thread-CPU-clock read is a system
@@ -48,7 +54,7 @@ struct RoundClock {
 inline bool ExchangeRound(Transport& transport, const Topology& topology, int w, std::uint64_t r,
                           std::span<const std::byte> payload, LinkModel& link, LinkMode mode,
                           bool linked, RoundClock& time, std::vector<Message>& held,
-                          const char* algo) {
+                          const char* algo, MessageSizes sizes = MessageSizes::kEqual) {
   const bool realtime = mode == LinkMode::kRealtime;
   const bool clocked = !realtime && linked;
   double now = 0;
@@ -74,7 +80,7 @@ inline bool ExchangeRound(Transport& transport, const Topology& topology, int w,
       return false;
     }
     held.push_back(*m);
-    if (m->header.bytes != payload.size()) {
+    if (sizes == MessageSizes::kEqual && m->header.bytes != payload.size()) {
       release_all();
       throw Error(ErrorCode::kWorkerFailed,
                   std::string(algo) + ": worker " + std::to_string(w) + " received " +
@@ -94,23 +100,31 @@ inline void ReleaseAll(Transport& transport, int w, std::vector<Message>& held) 
   held.clear();
 }
 
-// Worker w's row of W at round r in worker order, self included at its place: `own` for the
-// self term and others[k] for the k-th entry of Neighbours(w, r). Summing in worker order
-// makes the result independent of how the caller stores its memories.
-inline void MixingRow(const Topology& topology, int w, std::uint64_t r, const float* own,
-                      std::span<const float* const> others, std::vector<MixSource>& row) {
-  row.clear();
+// Worker w's row of W at round r in worker order, self included at its place: calls
+// term(weight, k) with k = -1 for w itself and k for the k-th entry of Neighbours(w, r).
+// Summing in worker order makes the result independent of how the caller stores its memories.
+template <typename Term>
+void ForEachInWorkerOrder(const Topology& topology, int w, std::uint64_t r, Term&& term) {
   const std::span<const Neighbour> in = topology.Neighbours(w, r);
-  const MixSource self{static_cast<float>(topology.SelfWeight(w, r)), own};
+  const float self = static_cast<float>(topology.SelfWeight(w, r));
   bool own_added = false;
   for (std::size_t k = 0; k < in.size(); ++k) {
     if (!own_added && w < in[k].worker) {
-      row.push_back(self);
+      term(self, -1);
       own_added = true;
     }
-    row.push_back({static_cast<float>(in[k].weight), others[k]});
+    term(static_cast<float>(in[k].weight), static_cast<int>(k));
   }
-  if (!own_added) row.push_back(self);
+  if (!own_added) term(self, -1);
+}
+
+// The row as MixSources: `own` for the self term and others[k] for Neighbours(w, r)[k].
+inline void MixingRow(const Topology& topology, int w, std::uint64_t r, const float* own,
+                      std::span<const float* const> others, std::vector<MixSource>& row) {
+  row.clear();
+  ForEachInWorkerOrder(topology, w, r, [&](float weight, int k) {
+    row.push_back({weight, k < 0 ? own : others[static_cast<std::size_t>(k)]});
+  });
 }
 
 }  // namespace corral::internal

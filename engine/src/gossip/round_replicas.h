@@ -44,6 +44,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -263,10 +264,11 @@ class RoundReplicas {
 
   // Round self.round of worker w: sends `payload` to its recipients and receives its
   // neighbours' messages into self.held (ExchangeRound). False: aborted, nothing held.
-  bool Exchange(State& self, int w, std::span<const std::byte> payload) {
+  bool Exchange(State& self, int w, std::span<const std::byte> payload,
+                MessageSizes sizes = MessageSizes::kEqual) {
     return ExchangeRound(*transport_, topology_, w, self.round, payload, *self.link,
                          plan_.specs.link_mode, plan_.specs.link.has_value(), self.time, self.held,
-                         name_.c_str());
+                         name_.c_str(), sizes);
   }
   // Applies this step's gradient g_i (taken at x_i) to `target` (x_i itself, or the mode's next
   // replica) with corral/step.h's ProximalStep on every coordinate of the gradient. A
@@ -290,6 +292,25 @@ class RoundReplicas {
       }
     }
     self.ApplyGradient(Params(target), eta);
+  }
+  // What the last Descend wrote: calls mark(u) for each coordinate u of a sparse step, or
+  // all() for a dense one (every coordinate).
+  template <typename Mark, typename All>
+  void ForEachDescended(const State& self, std::size_t d, Mark&& mark, All&& all) const {
+    if constexpr (kIsLinear<M>) {
+      if (Batch() == 1) {
+        const SparseRow x = self.fused_row;
+        for (std::size_t k = 0; k < x.nnz(); ++k) {
+          if (x.index[k] < d) mark(x.index[k]);
+        }
+        return;
+      }
+    }
+    if constexpr (std::is_same_v<typename M::Grad, SparseGrad>) {
+      for (std::size_t k = 0; k < self.grad->size(); ++k) mark(self.grad->index(k));
+    } else {
+      all();
+    }
   }
   // Counts a step towards the next round: true on the step that gossips (every `every`-th
   // step, counted over all epochs: with a fixed K, exactly the steps s with (s + 1) % K == 0).
@@ -351,6 +372,13 @@ class RoundReplicas {
     AddSetting(r, "link", plan_.config.link);
     AddSetting(r, "link_mode", plan_.config.link_mode);
   }
+  // Worker w's mixing row of this round in worker order (ForEachInWorkerOrder).
+  template <typename Term>
+  void ForEachInRow(const State& self, int w, Term&& term) const {
+    ForEachInWorkerOrder(topology_, w, self.round, term);
+  }
+  // The algorithm's name, for error messages.
+  const char* name() const { return name_.c_str(); }
   // Gives the round's messages back to the transport, once applied.
   void ReleaseHeld(State& self, int w) { ReleaseAll(*transport_, w, self.held); }
 

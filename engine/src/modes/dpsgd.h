@@ -12,8 +12,17 @@
 // `local` is the same machinery on the complete graph (Metropolis weights there are 1/n: the
 // exact average), step-then-mix, with K = H local steps between averages. Each worker sums the
 // n models in worker order, self included, so every replica is bitwise the same average.
+// Because of that, `local` sends only what changed (gossip/sparse_changes.h): each step marks
+// the coordinates it wrote, and a round's message is the (index, value) pairs of the
+// coordinates whose bits differ from the last average (`base`) while they are at most d / 64,
+// else the dense x_i (and in the run's first round, before `base` exists); the average is taken over
+// the union of the changes only, O(changed) per round. With 2 or 4 workers the result is the
+// dense round's bit for bit (so `--gossip-every 1` and the golden digests do not move); with
+// other n, coordinates nobody changed keep the exact common value where the dense formula
+// could move them by an ulp. dpsgd on a general topology sends the dense x_i: after a mix
+// every coordinate differs between neighbours (docs/algorithms.md, "What a round sends").
 // Memory: the transport keeps 2 message slots of d floats per directed edge, on the receiver:
-// 2 * degree * d floats per worker (so `local` needs 2 (n-1) d per worker).
+// 2 * degree * d floats per worker (so `local` needs 2 (n-1) d per worker, plus `base`).
 #pragma once
 
 #include <atomic>
@@ -29,6 +38,7 @@
 #include "engine/src/gossip/gossip_round.h"
 #include "engine/src/gossip/mixing.h"
 #include "engine/src/gossip/round_replicas.h"
+#include "engine/src/gossip/sparse_changes.h"
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/describe.h"
 
@@ -39,6 +49,12 @@ template <typename M>
 struct DpsgdWorker : RoundWorker<M> {
   std::vector<float> mixed;             // the next replica while mixing (swapped in)
   std::vector<const float*> received;   // this round's neighbour models, Neighbours() order
+  // local only (sparse rounds, gossip/sparse_changes.h):
+  std::vector<float> base;              // the last round's common average (the run's first
+                                        // round: not yet one)
+  ChangedCoords changed;                // coordinates the steps wrote since the last round
+  ChangeMessage outbox;                 // this round's message
+  std::vector<ChangeTerm> terms;        // this round's row, worker order
 };
 
 template <Model M>
@@ -49,21 +65,36 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
   DpsgdMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : RoundReplicas<M, State>(model, plan, halt, model.NumParams() * sizeof(float)),
         order_(plan.config.algorithm == Algorithm::kLocal ? MixOrder::kStepThenMix
-                                                          : plan.config.mix_order) {}
+                                                          : plan.config.mix_order),
+        sparse_(plan.config.algorithm == Algorithm::kLocal) {}
 
   void Setup(int w) {
     State& self = this->SetupWorker(w);
     self.mixed.assign(self.x.size(), 0.0f);
     self.received.reserve(self.held.capacity());
+    if (sparse_) {
+      self.base.assign(self.x.size(), 0.0f);
+      self.changed.Init(self.x.size());
+      self.outbox.Init(self.x.size());
+      self.terms.reserve(self.held.capacity() + 1);
+    }
   }
 
   void Epoch(int w, int epoch, std::uint64_t /*start: see round_replicas.h*/,
              std::atomic<std::uint64_t>& steps) {
     this->RunEpoch(w, epoch, steps, [&](State& self, float eta) {
       const bool round = this->RoundDue(self);
-      if (!round || order_ == MixOrder::kStepThenMix) this->Descend(self, self.x, eta);
+      if (!round || order_ == MixOrder::kStepThenMix) {
+        this->Descend(self, self.x, eta);
+        if (sparse_) {
+          this->ForEachDescended(self, self.x.size(), [&](std::uint32_t u) { self.changed.Mark(u); },
+                                 [&] { self.changed.Saturate(); });
+        }
+      }
       if (round) {
-        if (!this->TimedRound(self, [&] { return Gossip(self, w); })) return false;
+        if (!this->TimedRound(self, [&] { return sparse_ ? SparseGossip(self, w) : Gossip(self, w); })) {
+          return false;
+        }
         if (order_ == MixOrder::kMixThenStep) this->Descend(self, self.x, eta);
       }
       return true;
@@ -71,8 +102,18 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
   }
 
   MixOrder mix_order() const { return order_; }
-  // Its training state: the replicas and round counters (`mixed` is scratch).
-  void VisitState(StateVisitor& v) { this->VisitRounds(v); }
+  // Its training state: the replicas and round counters (`mixed` is scratch), and for local
+  // each worker's `base`; a resumed worker scans all coordinates for its first message (the
+  // message is a function of x and base, so the run continues bit for bit).
+  void VisitState(StateVisitor& v) {
+    this->VisitRounds(v);
+    if (!sparse_) return;
+    for (int w = this->first_; w < this->first_ + this->plan_.threads; ++w) {
+      State& s = this->Worker(w);
+      v.Floats(Key("base", w - this->first_), s.base);
+      if (v.loading()) s.changed.Saturate();
+    }
+  }
 
   void Describe(TrainResult& r) const {
     this->DescribeRounds(r);
@@ -105,7 +146,51 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
     return true;
   }
 
+  // local's round (sparse_changes.h): send the changes since the last round (or x_i), receive
+  // the others', and average over their union. False: aborted (x_i, base and the marks are
+  // then unchanged).
+  bool SparseGossip(State& self, int w) {
+    const std::size_t d = self.x.size();
+    // The run's first round has no common average yet: everyone sends x_i.
+    const std::span<const std::byte> payload =
+        self.round == 0 ? std::as_bytes(std::span<const float>(self.x))
+                        : self.outbox.Encode(self.x, self.base, self.changed);
+    this->Lap(self, &RoundTimes::encode_s);
+    if (!this->Exchange(self, w, payload, MessageSizes::kBounded)) return false;
+    this->Lap(self, &RoundTimes::wait_s);
+    self.terms.clear();  // capacity reserved in Setup: no allocation
+    bool all_dense = true;
+    this->ForEachInRow(self, w, [&](float weight, int k) {
+      ChangeTerm t{.weight = weight, .self = k < 0};
+      if (k >= 0) {
+        ParseChanges(self.held[static_cast<std::size_t>(k)], d, w, this->name(), t);
+      } else if (payload.size() == d * sizeof(float)) {
+        t.dense = self.x.data();
+      } else {
+        SparseTerm(reinterpret_cast<const std::uint32_t*>(payload.data()), t);
+      }
+      all_dense = all_dense && t.dense != nullptr;
+      self.terms.push_back(t);
+    });
+    this->Lap(self, &RoundTimes::decode_s);
+    if (all_dense) {
+      // Every message dense: dpsgd's vectorised mix, today's bits for any n.
+      self.sources.clear();
+      for (const ChangeTerm& t : self.terms) self.sources.push_back({t.weight, t.dense});
+      Mix(self.sources, self.mixed);
+      std::swap(self.x, self.mixed);
+      std::copy(self.x.begin(), self.x.end(), self.base.begin());
+    } else {
+      MixChanges(self.terms, self.x, self.base);
+    }
+    self.changed.Clear();
+    this->ReleaseHeld(self, w);
+    ++self.round;
+    return true;
+  }
+
   const MixOrder order_;
+  const bool sparse_;  // local: sparse rounds (sparse_changes.h)
 };
 
 }  // namespace corral::internal

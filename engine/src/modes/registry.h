@@ -74,7 +74,7 @@ inline constexpr auto kModes = std::to_array<ModeInfo>({
              "--link",
      .runner = &kDpsgdFamily, .topology = true, .link = LinkUse::kRounds, .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kLocal, .name = "local",
-     .help = "local SGD: exact averages (the complete graph) every --gossip-every steps; --link",
+     .help = "local SGD: exact averages (the complete graph) every --gossip-every steps, sending only the changed coordinates while few; --link",
      .runner = &kDpsgdFamily, .link = LinkUse::kRounds, .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kDcd, .name = "dcd",
      .help = "DCD-PSGD: compressed model changes over --topology every --gossip-every steps; "
