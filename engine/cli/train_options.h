@@ -27,6 +27,7 @@ struct TrainOptions {
   std::string schedule = "free";  // free or seeded:TAU
   std::string memory_budget;      // a size (512M, 4G), or empty: none
   std::string metric = "loss";
+  std::string eval_every = "auto";  // a number of epochs or auto
   std::string class_weight = "none";
   std::string optimizer = "sgd";  // none, balanced or LABEL:W,...
   std::optional<float> l2;
