@@ -4,8 +4,9 @@
 1. a9a, logistic, 1 and 2 threads: corral.Classifier(algo="hogwild") against scikit-learn's
    SGDClassifier(loss="log_loss") with the same L2 (alpha = Corral's l2 = 1/rows, LIBLINEAR's
    C=1), no intercept, the same epochs; samples/s of fit() (validation and conversion
-   included, both sides; Corral's also includes its step-size search and an evaluation of the
-   objective at every epoch end), Corral's epochs alone, and Corral's objective against LIBLINEAR's optimum (10529.6, the
+   included, both sides; Corral's also includes its step-size search and the evaluation of the
+   objective after the last epoch: the estimators' --eval-every auto skips the others, nothing
+   watches them), Corral's epochs alone, and Corral's objective against LIBLINEAR's optimum (10529.6, the
    sum form; Corral's mean form times the rows).
 2. The same training (a9a read from its file, the same flags) through corral.train and through
    the `corral` binary: wall time of each, the overhead of Python over the CLI.

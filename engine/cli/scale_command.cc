@@ -139,6 +139,8 @@ int RunScale(ScaleCommand& cmd) {
   for (const int t : cmd.threads) {
     TrainConfig config = o.config;
     config.threads = t;
+    // --plot draws the objective at every epoch end.
+    if (!cmd.plot.empty() && config.eval_every == kEvalAuto) config.eval_every = 1;
     if (!rows.empty()) config.lr = rows.front().result.lr;  // one step size for every row
     if (!o.quiet) std::fprintf(stderr, "training with %d thread%s...\n", t, t == 1 ? "" : "s");
     rows.push_back({t, Train(data.train, data.test ? &*data.test : nullptr, config, observer)});

@@ -74,11 +74,13 @@ int RunTrain(TrainCommand& cmd, const TrainData& data, Cluster* cluster) {
     if (Interrupted()) stop.request_stop();
     printer.OnProgress(p);
   };
-  observer.on_eval = [&](const EvalPoint& p) {
-    if (Interrupted()) stop.request_stop();
-    printer.OnEval(p, config.epochs);
-    return true;
-  };
+  if (!o.quiet) {  // --quiet prints no epoch: --eval-every auto then evaluates the last only
+    observer.on_eval = [&](const EvalPoint& p) {
+      if (Interrupted()) stop.request_stop();
+      printer.OnEval(p, config.epochs);
+      return true;
+    };
+  }
   const Dataset* test = data.test ? &*data.test : nullptr;
   const TrainResult result = cluster != nullptr ? Train(data.train, test, config, observer, *cluster)
                                                 : Train(data.train, test, config, observer);

@@ -210,6 +210,11 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "delay model), bit for bit reproducible; seeded:0 is serial SGD over that order")
       ->capture_default_str();
   cmd->add_option("--metrics", c.metrics_path, "Write JSON lines metrics to this file");
+  cmd->add_option("--eval-every", o.eval_every,
+                  "Evaluate the objective (and --test, --validation) every N epochs and after the "
+                  "last; auto: every epoch when watched (per-epoch output, --test, --validation, "
+                  "--target-loss, --metrics), else after the last only (results are the same)")
+      ->capture_default_str();
   cmd->add_flag("--quiet", o.quiet, "Print only errors");
 }
 
@@ -226,6 +231,7 @@ void ResolveConfig(TrainOptions& o) {
   config.seeded_tau = ParseSchedule(o.schedule);
   if (!o.memory_budget.empty()) config.memory_budget = ParseMemoryBudget(o.memory_budget);
   config.metric = ParseMetric(o.metric);
+  config.eval_every = ParseEvalEvery(o.eval_every);
   config.class_weight = ParseClassWeight(o.class_weight);
   config.optimizer = ParseOptimizer(o.optimizer);
   config.lr_schedule = ParseLrSchedule(o.lr_schedule);

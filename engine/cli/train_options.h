@@ -27,6 +27,7 @@ struct TrainOptions {
   std::string schedule = "free";  // free or seeded:TAU
   std::string memory_budget;      // a size (512M, 4G), or empty: none
   std::string metric = "loss";
+  std::string eval_every = "auto";  // a number of epochs or auto
   std::string class_weight = "none";  // none, balanced or LABEL:W,...
   std::string optimizer = "sgd";
   std::string lr_schedule = "exp";

@@ -183,6 +183,17 @@ double ParseGamma(std::string_view text) {
   return gamma;
 }
 
+int ParseEvalEvery(std::string_view text) {
+  if (text == "auto") return kEvalAuto;
+  int epochs = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), epochs);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || epochs < 1) {
+    throw Error(ErrorCode::kBadConfig, "--eval-every '" + std::string(text) +
+                                           "': expected a number of epochs >= 1 (e.g. 5) or auto");
+  }
+  return epochs;
+}
+
 void ParseCheckpointEvery(std::string_view text, TrainConfig& config) {
   if (text.empty()) return;
   const bool seconds = text.back() == 's';
@@ -409,6 +420,9 @@ void TrainConfig::Validate() const {
   }
   if (hot_coords < -1) {
     BadConfig("--hot-coords must be auto, off or a count >= 0, got " + std::to_string(hot_coords));
+  }
+  if (eval_every < 0) {
+    BadConfig("--eval-every must be a number of epochs >= 1 or auto, got " + std::to_string(eval_every));
   }
   if (checkpoint_every < 0) BadConfig("--checkpoint-every must be >= 1 epochs or a number of seconds (Ns)");
   if (!std::isfinite(checkpoint_every_s) || checkpoint_every_s < 0) {

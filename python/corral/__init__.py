@@ -159,7 +159,8 @@ def train(X, y=None, model="logistic", algo="hogwild", *, test=None, callbacks=N
     link_mode, gossip_every, mix_order, group_size, hot_coords, hot_sync, schedule ("free" or
     "seeded:TAU"), metrics, resume,
     init, hardware, checkpoint_every (N epochs or "Ns"; it writes to ``checkpoint``, the path
-    ``--save`` gives the CLI), memory_budget (bytes, or a size such as "512M" or "4G").
+    ``--save`` gives the CLI), memory_budget (bytes, or a size such as "512M" or "4G"),
+    eval_every (N epochs or "auto"; default 1 here: the history holds every epoch).
     """
     data = as_dataset(X, y, features=features, format=format)
     test_data = None

@@ -27,7 +27,9 @@ class _CorralEstimator(BaseEstimator):
     """What the estimators share: options, training, continuing a run (partial_fit)."""
 
     def _options(self, **model_options):
-        options = dict(self.options or {})
+        # Nothing watches an estimator's epochs (no callbacks): the objective is evaluated
+        # after the last epoch only (history_ holds that point) unless options say otherwise.
+        options = dict({"eval_every": "auto"}, **(self.options or {}))
         options.update(
             algo=self.algo, threads=self.threads, epochs=self.epochs, batch=self.batch,
             lr=self.lr, lr_decay=self.lr_decay, seed=self.seed, **model_options)

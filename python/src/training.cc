@@ -185,6 +185,12 @@ TrainConfig ParseOptions(const py::dict& options) {
              py::isinstance<py::str>(v) ? py::cast<std::string>(v)
                                         : std::to_string(Get<std::int64_t>(n, v, "bytes or a size such as '4G'")));
        }},
+      {"eval_every",
+       [&](auto& n, auto v) {
+         // The CLI's spelling: N epochs or "auto", through the same parser.
+         c.eval_every = ParseEvalEvery(py::isinstance<py::str>(v) ? py::cast<std::string>(v)
+                                                                  : std::to_string(Get<int>(n, v, "epochs or 'auto'")));
+       }},
       {"checkpoint_every",
        [&](auto& n, auto v) {
          // The CLI's spelling: N epochs or "Ns" seconds, through the same parser.

@@ -107,3 +107,15 @@ def test_matrix_factorization_learns_low_rank_ratings():
     assert np.isfinite(mf.predict(np.array([[999_999, ids[0, 1]]]))).all()
     back = pickle.loads(pickle.dumps(mf))
     np.testing.assert_array_equal(back.predict(ids[:10]), mf.predict(ids[:10]))
+
+
+def test_estimator_evaluates_the_last_epoch_only_unless_asked_with_the_same_model():
+    X, y = random_csr(2000, 100, 8, seed=4)
+    last = corral.Classifier(epochs=4).fit(X, y)
+    every = corral.Classifier(epochs=4, options={"eval_every": 1}).fit(X, y)
+    assert [p["epoch"] for p in last.history_] == [4]
+    assert [p["epoch"] for p in every.history_] == [1, 2, 3, 4]
+    np.testing.assert_array_equal(last.model_.params, every.model_.params)
+    assert last.history_[-1]["objective"] == every.history_[-1]["objective"]
+    with pytest.raises(ValueError, match="--eval-every '0'"):
+        corral.Classifier(options={"eval_every": 0}).fit(X, y)

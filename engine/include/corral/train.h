@@ -95,6 +95,12 @@ struct TrainConfig {
   Shuffle shuffle = Shuffle::kEpoch;
   // Write one JSON line per evaluation point and a summary line to this file (none if empty).
   std::string metrics_path;
+  // Evaluate the objective (and the test and validation sets) after every this many epochs and
+  // after the run's last; kEvalAuto: after every epoch when something watches the epoch ends
+  // (a test or validation set, --target-loss, --metrics, a TrainObserver::on_eval), else after
+  // the last only. Each evaluation is one history point; the parameters do not depend on it.
+  // The library's default is every epoch (the history a caller reads); the CLI's is auto.
+  int eval_every = 1;
   // Classification (logistic, hinge, softmax): multiply each sample's loss and gradient by its
   // class's weight; the objective becomes (1/n) sum_i c_{y_i} loss_i + (l2/2)|w|^2, and every
   // loss reported (train, test, validation) is weighted alike. Unset (none): every class 1.
@@ -226,6 +232,13 @@ double ParseGamma(std::string_view text);
 // --checkpoint-every as spelled: N epochs (N >= 1) or Ns seconds, into config.checkpoint_every
 // or config.checkpoint_every_s (empty: neither). Throws corral::Error (kBadConfig) naming the flag.
 void ParseCheckpointEvery(std::string_view text, TrainConfig& config);
+
+// TrainConfig::eval_every: evaluate every epoch when watched, else after the last only.
+inline constexpr int kEvalAuto = 0;
+
+// --eval-every as spelled: a number of epochs >= 1, or "auto" (kEvalAuto). Throws corral::Error
+// (kBadConfig) naming the flag otherwise.
+int ParseEvalEvery(std::string_view text);
 
 // --memory-budget as spelled: a whole number of bytes, or a number with a binary suffix K, M, G
 // or T (powers of 1024, optionally followed by B or iB: 512M, 1.5G, 4GiB), above 0. Throws

@@ -587,6 +587,17 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
 
   double train_s = 0;
   std::string divergence;  // why the run diverged; empty while it has not
+  // --eval-every: epochs between evaluation points (0: after the last epoch only). Auto
+  // evaluates every epoch when something watches the epoch ends; evaluating the objective costs
+  // a pass over the training set, on a small set a share of the run like the epochs' own.
+  int eval_every = config.eval_every;
+  if (eval_every == kEvalAuto) {
+    const bool watched = test != nullptr || plan.validation != nullptr || config.target_loss ||
+                         !config.metrics_path.empty() || observer.on_eval != nullptr;
+    eval_every = AnyAcross(cluster, watched) ? 1 : 0;
+  }
+  // The epoch that ended last when it was not evaluated (evaluated after the loop).
+  std::optional<EvalPoint> unevaluated;
   BestEpoch best(config.metric);
   mode.Snapshot(snapshot);  // the result, should no epoch run (a finished run resumed)
   EvalPoint start_point;
@@ -594,6 +605,19 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   const DivergenceGuard guard(start_point.objective);
   result.state.epochs_done = plan.first_epoch;
   result.state.position = plan.start;
+  // An epoch's evaluation point `p` (its other fields set) of the model in `snapshot`: the
+  // objective and the test and validation measures, the divergence check, the metrics line.
+  const auto evaluate_point = [&](EvalPoint& p) {
+    EvaluateInto(model, std::span<const float>(snapshot), train, test, p);
+    if (plan.validation != nullptr) {
+      EvaluateValidation(model, std::span<const float>(snapshot), *plan.validation, p);
+    }
+    p.wall_s = seconds_since(start);
+    divergence = guard.Check(result.history, p);
+    p.diverged = !divergence.empty();
+    metrics.Write(p);
+    result.history.push_back(p);
+  };
   for (int e = plan.first_epoch; e < config.epochs; ++e) {
     // Stop before the epoch: cancelled, or out of time (each rank's clock; across ranks one
     // rank's reason stops all, so that no rank starts an epoch the others will not run).
@@ -676,21 +700,28 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
       p.compress_rel_error = mode.CompressRelError();
     }
     if constexpr (requires { mode.MeasureRounds(p); }) mode.MeasureRounds(p);
-    EvaluateInto(model, std::span<const float>(snapshot), train, test, p);
-    if (plan.validation != nullptr) {
-      EvaluateValidation(model, std::span<const float>(snapshot), *plan.validation, p);
+    // Not due, it is skipped unless the model holds a NaN or Inf (caught at the epoch it
+    // happens; a loss that overflows while the model stays finite waits for the next
+    // evaluation). The last epoch is always evaluated, after the loop if not here, whatever
+    // stopped the run.
+    const bool due = (eval_every > 0 && p.epoch % eval_every == 0) || p.epoch == config.epochs ||
+                     AnyAcross(cluster, !std::all_of(snapshot.begin(), snapshot.end(),
+                                                     [](float v) { return std::isfinite(v); }));
+    unevaluated.reset();
+    if (!due) unevaluated = p;
+    if (due) {
+      evaluate_point(p);
+      if (p.diverged) break;
     }
-    p.wall_s = seconds_since(start);
-    divergence = guard.Check(result.history, p);
-    p.diverged = !divergence.empty();
-    metrics.Write(p);
-    result.history.push_back(p);
-    if (p.diverged) break;
     if (checkpoint_due(e + 1) && result.state.position.empty()) {
       // Atomic (model_file.h): a crash while writing leaves the previous checkpoint.
       capture_state(result.state, train_s);
       SaveModel(config.checkpoint_path, {.info = plan.info, .params = snapshot, .training = result.state});
       last_checkpoint = Clock::now();
+    }
+    if (!due) {
+      if (outcome == RankOutcome::kHalted) break;  // time limit or cancellation (on any rank)
+      continue;
     }
     if (config.early_stop > 0 && !best.Offer(p, snapshot) &&
         p.epoch - best.epoch() >= config.early_stop) {
@@ -709,6 +740,8 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
       break;
     }
   }
+
+  if (unevaluated) evaluate_point(*unevaluated);  // `snapshot` still holds its model
 
   result.samples = SumAcross(cluster, mode.Samples());
   result.train_s = train_s;
