@@ -622,8 +622,8 @@ int WorkerThreads(const TrainConfig& config, std::size_t rows) {
 // the reason goes to `reason`.
 TrainConfig WithAlgorithm(const TrainConfig& given, const Dataset& train, int threads, int ranks,
                           std::string& reason) {
-  const AlgorithmChoice choice = ResolveAlgorithm(given, train, threads, ranks);
   if (given.algorithm != Algorithm::kAuto) return given;
+  const AlgorithmChoice choice = ResolveAlgorithm(given, train, threads, ranks);
   TrainConfig config = given;
   config.algorithm = choice.algorithm;
   config.group_size = choice.group_size;
