@@ -3,6 +3,7 @@
 #include <fstream>
 #include <string>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <corral/corral.h>
@@ -128,6 +129,23 @@ TEST(ModelFile, TrainingStateRoundTrips) {
   EXPECT_EQ(back.position, t.position);
   EXPECT_EQ(back.train_s, t.train_s);
   EXPECT_EQ(back.samples, t.samples);
+}
+
+// A run saves the mode that ran; a training state naming auto (never written by a run) is refused.
+TEST(ModelFile, TrainingStateNamingAutoIsRefused) {
+  SavedModel saved = ToSavedModel(Train(testing::SmallProblem().train, nullptr,
+                                        {.threads = 1, .epochs = 1, .lr = 0.05f}));
+  ASSERT_TRUE(saved.training.has_value());
+  saved.training->algorithm = Algorithm::kAuto;
+  const std::string path = TempPath("auto_state.corral");
+  SaveModel(path, saved);
+  try {
+    LoadModel(path);
+    FAIL() << "a training state naming auto was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBadInput);
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("training state has algorithm 'auto'"));
+  }
 }
 
 TEST(ModelFile, MissingFileIsAnIoError) {

@@ -67,7 +67,9 @@ void ProgressPrinter::Summary(const TrainConfig& config, const TrainResult& r) {
   const EvalPoint last = r.history.empty() ? EvalPoint{} : r.history.back();
   const PlacementReport& pl = r.placement;
   std::fprintf(out_, "\nsummary\n");
-  std::fprintf(out_, "  algo          %s\n", std::string(ToString(config.algorithm)).c_str());
+  const std::string algo(ToString(r.algorithm));
+  std::fprintf(out_, "  algo          %s\n",
+               (r.algorithm_reason.empty() ? algo : algo + " (auto: " + r.algorithm_reason + ")").c_str());
   std::fprintf(out_, "  model         %s (l2 %g)\n", std::string(ToString(config.model)).c_str(),
                static_cast<double>(r.l2));
   std::fprintf(out_, "  threads       %d, %s\n", r.threads, ThreadsText(pl).c_str());

@@ -55,13 +55,13 @@ std::string Optional(const std::optional<double>& v, const char* format) {
 
 void WriteCsv(const std::string& path, const std::vector<Row>& rows) {
   std::ofstream out(path);
-  out << "threads,samples_per_s,speedup,efficiency,epochs,epochs_to_target,time_to_target_s,"
+  out << "threads,algo,samples_per_s,speedup,efficiency,epochs,epochs_to_target,time_to_target_s,"
          "objective,train_s,gossip_every,gossip_share\n";
   const double base = rows.front().result.samples_per_s;
   for (const Row& row : rows) {
     const TrainResult& r = row.result;
     const double speedup = base > 0 ? r.samples_per_s / base : 0;
-    out << row.threads << ',' << r.samples_per_s << ',' << speedup << ','
+    out << row.threads << ',' << ToString(r.algorithm) << ',' << r.samples_per_s << ',' << speedup << ','
         << speedup * rows.front().threads / row.threads << ',' << r.history.back().epoch << ','
         << (r.epochs_to_target ? std::to_string(*r.epochs_to_target) : "") << ','
         << (r.train_s_to_target ? std::to_string(*r.train_s_to_target) : "") << ','
@@ -151,15 +151,15 @@ int RunScale(ScaleCommand& cmd) {
   }
 
   const double base = rows.front().result.samples_per_s;
-  std::printf("%-8s %14s %8s %11s %8s %16s %15s %12s %12s %12s\n", "threads", "samples/s",
+  std::printf("%-8s %-10s %14s %8s %11s %8s %16s %15s %12s %12s %12s\n", "threads", "algo", "samples/s",
               "speedup", "efficiency", "epochs", "epochs_to_target", "time_to_target", "objective",
               "gossip_every", "gossip_share");
   for (const Row& row : rows) {
     const TrainResult& r = row.result;
     const double speedup = base > 0 ? r.samples_per_s / base : 0;
     const double efficiency = speedup * rows.front().threads / row.threads;
-    std::printf("%-8d %14.0f %8.2f %11.2f %8d %16s %15s %12.6f %12s %12s\n", row.threads,
-                r.samples_per_s, speedup, efficiency, r.history.back().epoch,
+    std::printf("%-8d %-10s %14.0f %8.2f %11.2f %8d %16s %15s %12.6f %12s %12s\n", row.threads,
+                std::string(ToString(r.algorithm)).c_str(), r.samples_per_s, speedup, efficiency, r.history.back().epoch,
                 r.epochs_to_target ? std::to_string(*r.epochs_to_target).c_str() : "-",
                 Optional(r.train_s_to_target, "%.2fs").c_str(), r.history.back().objective,
                 Period(r).c_str(), Optional(SharePercent(r), "%.1f%%").c_str());

@@ -17,7 +17,7 @@ struct TrainOptions {
   std::string test;
   std::string format = "auto";
   std::size_t features = 0;
-  std::string algo = "hogwild";
+  std::string algo = "auto";
   std::string model = "logistic";
   std::string pin = "compact";
   std::string shuffle = "epoch";

@@ -30,11 +30,12 @@ Enum ParseName(std::string_view what, std::string_view name,
                   valid + ")");
 }
 
-// The algorithms' names, from the registry (modes/registry.h).
+// The algorithms' names: auto, then the modes' from the registry (modes/registry.h).
 constexpr auto kAlgorithms = [] {
-  std::array<std::pair<std::string_view, Algorithm>, internal::kModes.size()> names{};
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    names[i] = {internal::kModes[i].name, internal::kModes[i].algorithm};
+  std::array<std::pair<std::string_view, Algorithm>, internal::kModes.size() + 1> names{};
+  names[0] = {"auto", Algorithm::kAuto};
+  for (std::size_t i = 0; i < internal::kModes.size(); ++i) {
+    names[i + 1] = {internal::kModes[i].name, internal::kModes[i].algorithm};
   }
   return names;
 }();

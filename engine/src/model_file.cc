@@ -192,6 +192,8 @@ TrainingState TrainingFromJson(const nlohmann::json& j, const std::string& path)
   const HeaderReader h(j, path);
   TrainingState t;
   t.algorithm = ParseAlgorithm(h.Name("algorithm"));
+  // A run saves the mode that ran; auto chooses one and is never it.
+  if (t.algorithm == Algorithm::kAuto) Corrupt(path, "training state has algorithm 'auto', expected the mode that ran");
   t.threads = static_cast<int>(h.Unsigned("threads", kMaxInt));
   t.seed = h.Unsigned("seed", kMaxU64);
   t.lr = static_cast<float>(h.Finite("lr"));

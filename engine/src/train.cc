@@ -158,7 +158,9 @@ std::string LrScheduleSpec(const TrainConfig& config) {
 
 std::string AlgorithmHelp() {
   constexpr std::size_t kColumn = 11;  // the longest name, hogwild++, and a space
-  std::string help;
+  std::string help = "\n  auto" + std::string(kColumn - 4, ' ') +
+                     "hogwild++ with groups of 1 for a dense model (mlp) at 2+ threads, else "
+                     "hogwild; hogwild for options only it runs (docs/algorithms.md)";
   for (const internal::ModeInfo& m : internal::kModes) {
     help += "\n  " + std::string(m.name) + std::string(kColumn - m.name.size(), ' ') +
             std::string(m.help);
@@ -332,6 +334,10 @@ std::string ClassWeightSpec(const ClassWeight& weight) {
 }
 
 void TrainConfig::Validate() const {
+  // auto is checked as hogwild: ResolveAlgorithm picks hogwild++ only when no option hogwild++
+  // refuses is set, and hogwild++ refuses nothing else hogwild takes (Train checks the chosen
+  // configuration again).
+  const Algorithm mode_checked = algorithm == Algorithm::kAuto ? Algorithm::kHogwild : algorithm;
   if (l2 && (!std::isfinite(*l2) || *l2 < 0)) BadConfig("--l2 must be a finite number >= 0");
   if (threads < 0) BadConfig("--threads must be >= 0 (0 means all hardware threads)");
   if (epochs < 1) BadConfig("--epochs must be >= 1");
@@ -363,7 +369,7 @@ void TrainConfig::Validate() const {
                               "(logistic, hinge, squared) at --batch 1";
     const bool linear = model == ModelKind::kLogistic || model == ModelKind::kHinge ||
                         model == ModelKind::kSquared;
-    if (algorithm != Algorithm::kHogwild) BadConfig(where + ", not --algo " + std::string(ToString(algorithm)));
+    if (mode_checked != Algorithm::kHogwild) BadConfig(where + ", not --algo " + std::string(ToString(algorithm)));
     if (!linear) BadConfig(where + ", not --model " + std::string(ToString(model)));
     if (batch != 1) BadConfig(where + ", not --batch " + std::to_string(batch));
     if (seeded_tau) BadConfig(where + " and --schedule free, not --schedule " + ScheduleSpec(*this));
@@ -380,7 +386,7 @@ void TrainConfig::Validate() const {
     // updates have no dense velocity to decay.
     const std::string where = "--optimizer momentum runs under --algo hogwild, locked, dpsgd or "
                               "local with --model mlp";
-    const bool mode = algorithm == Algorithm::kHogwild || algorithm == Algorithm::kLocked ||
+    const bool mode = mode_checked == Algorithm::kHogwild || algorithm == Algorithm::kLocked ||
                       algorithm == Algorithm::kDpsgd || algorithm == Algorithm::kLocal;
     if (!mode) BadConfig(where + ", not --algo " + std::string(ToString(algorithm)));
     if (model != ModelKind::kMlp) BadConfig(where + ", not --model " + std::string(ToString(model)));
@@ -439,7 +445,7 @@ void TrainConfig::Validate() const {
       BadConfig("--schedule seeded:TAU needs TAU in [0, " + std::to_string(kMaxSeededTau) +
                 "], got " + std::to_string(*seeded_tau));
     }
-    const internal::ModeInfo& mode = internal::InfoOf(algorithm);
+    const internal::ModeInfo& mode = internal::InfoOf(mode_checked);
     if (!mode.seeded) {
       BadConfig("--schedule " + ScheduleSpec(*this) + ": " + std::string(mode.name) +
                 (mode.round_based
@@ -482,7 +488,7 @@ void TrainConfig::Validate() const {
     }
   }
   if (specs.link) {
-    const internal::LinkUse use = internal::InfoOf(algorithm).link;
+    const internal::LinkUse use = internal::InfoOf(mode_checked).link;
     const bool sync = use == internal::LinkUse::kParameterServer;
     if (use == internal::LinkUse::kNone) {
       BadConfig("--link applies to dpsgd, local, dcd, ecd, choco, and sync or qsgd on --topology "
@@ -572,8 +578,8 @@ double PeakRssMb() {
 template <typename M>
 TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
                     const Dataset* validation, const TrainConfig& config, int threads,
-                    Cluster& cluster, float l2,
-                    const TrainObserver& observer, ModelInfo info) {
+                    Cluster& cluster, float l2, const TrainObserver& observer, ModelInfo info,
+                    std::string algorithm_reason) {
   const ModeInfo& mode = InfoOf(config.algorithm);
   // A step that averages every worker's batch is searched at that batch.
   const auto search_batch = static_cast<std::size_t>(config.batch) *
@@ -582,6 +588,7 @@ TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
   RunPlan plan = PlanRun(model, train, config, threads, cluster, search_batch, searched);
   plan.info = std::move(info);
   plan.validation = validation;
+  plan.algorithm_reason = std::move(algorithm_reason);
   return (*mode.runner)(model, ModeRun{.test = test, .plan = std::move(plan), .lr_searched = searched,
                                        .l2 = l2, .observer = observer});
 }
@@ -600,6 +607,30 @@ TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& gi
 }
 
 namespace {
+
+// The workers --threads asks for: the number, or one per hardware thread.
+int RequestedThreads(const TrainConfig& config) {
+  if (config.threads > 0) return config.threads;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+// ... of which a run on `rows` rows starts at most one per row.
+int WorkerThreads(const TrainConfig& config, std::size_t rows) {
+  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(RequestedThreads(config)), rows));
+}
+
+// `config` with --algo auto resolved (ResolveAlgorithm) and checked again as the mode chosen;
+// the reason goes to `reason`.
+TrainConfig WithAlgorithm(const TrainConfig& given, const Dataset& train, int threads, int ranks,
+                          std::string& reason) {
+  if (given.algorithm != Algorithm::kAuto) return given;
+  const AlgorithmChoice choice = ResolveAlgorithm(given, train, threads, ranks);
+  TrainConfig config = given;
+  config.algorithm = choice.algorithm;
+  config.group_size = choice.group_size;
+  config.Validate();
+  reason = choice.reason;
+  return config;
+}
 
 // What a run across ranks cannot do (yet), refused before any data is touched; each message
 // names the flag. Every rank checks the same config, so all refuse alike.
@@ -642,17 +673,18 @@ void CheckAcrossRanks(const TrainConfig& config, const TrainObserver& observer, 
 TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& given,
                   const TrainObserver& observer, Cluster& cluster) {
   given.Validate();
-  if (cluster.ranks() > 1) CheckAcrossRanks(given, observer, cluster.ranks());
-  TrainConfig config = given;
-  config.compress = ResolvedCompress(given);
   if (all.rows() == 0) {
     throw Error(ErrorCode::kBadInput, all.name() + ": the training set has no rows");
   }
+  std::string algorithm_reason;
+  TrainConfig config =
+      WithAlgorithm(given, all, WorkerThreads(given, all.rows()), cluster.ranks(), algorithm_reason);
+  if (cluster.ranks() > 1) CheckAcrossRanks(config, observer, cluster.ranks());
+  config.compress = ResolvedCompress(config);
   const Split split = SplitValidation(all, config);
   const Dataset& train = split.fit;
   const Dataset* validation = split.validation ? &*split.validation : nullptr;
-  int threads = config.threads;
-  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = RequestedThreads(config);
   // Every worker needs at least one row of its own.
   const auto ranks = static_cast<std::size_t>(cluster.ranks());
   if (ranks > 1 && static_cast<std::size_t>(threads) * ranks > train.rows()) {
@@ -679,8 +711,8 @@ TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& gi
 
   return internal::WithTrainingModel(config, train, l2, [&](const auto& model) {
     ModelInfo info = internal::Describe(config.model, model, train);
-    TrainResult result =
-        internal::RunMode(model, train, test, validation, config, threads, cluster, l2, observer, info);
+    TrainResult result = internal::RunMode(model, train, test, validation, config, threads, cluster,
+                                           l2, observer, info, algorithm_reason);
     result.model = std::move(info);
     result.warnings.insert(result.warnings.begin(), mixing_warnings.begin(), mixing_warnings.end());
     return result;
@@ -694,36 +726,40 @@ TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& all,
                              const Dataset* test, const TrainConfig& given,
                              const TrainObserver& observer) {
   given.Validate();
-  TrainConfig config = given;
-  config.compress = ResolvedCompress(given);
-  if (config.algorithm == Algorithm::kBuckwild) {
+  if (given.algorithm == Algorithm::kBuckwild) {
     BadConfig("buckwild trains the built-in linear models (logistic, hinge, squared), not a "
               "custom model");
   }
-  if (!config.resume_path.empty() || !config.init_path.empty()) {
+  if (!given.resume_path.empty() || !given.init_path.empty()) {
     BadConfig("--resume and --init load the built-in models only, not a custom model");
   }
-  if (!config.class_weight.none()) {
+  if (!given.class_weight.none()) {
     BadConfig("--class-weight weighs the built-in classifiers' losses (logistic, hinge, "
               "softmax), not a custom model's");
   }
   if (all.rows() == 0) {
     throw Error(ErrorCode::kBadInput, all.name() + ": the training set has no rows");
   }
+  // A custom model's step writes the coordinates of its row, as a linear model's does: auto
+  // chooses for it as for logistic.
+  TrainConfig as_linear = given;
+  as_linear.model = ModelKind::kLogistic;
+  std::string algorithm_reason;
+  TrainConfig config = WithAlgorithm(as_linear, all, WorkerThreads(given, all.rows()), 1, algorithm_reason);
+  config.model = given.model;
+  config.compress = ResolvedCompress(config);
   const Split split = SplitValidation(all, config);
   const Dataset& train = split.fit;
   const Dataset* validation = split.validation ? &*split.validation : nullptr;
   if (custom.NumParams() == 0) BadConfig("a custom model needs NumParams() >= 1, got 0");
-  int threads = config.threads;
-  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
+  const int threads = WorkerThreads(config, train.rows());
   const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
   if (internal::InfoOf(config.algorithm).topology) internal::GossipTopology(config, threads, {});
   const auto run = [&](const auto& model) {
     const ModelInfo info{.kind = config.model, .l2 = l2, .num_features = train.num_features()};
     internal::LocalCluster alone;  // custom models run in one process
-    TrainResult result =
-        internal::RunMode(model, train, test, validation, config, threads, alone, l2, observer, info);
+    TrainResult result = internal::RunMode(model, train, test, validation, config, threads, alone,
+                                           l2, observer, info, algorithm_reason);
     result.model = info;
     return result;
   };

@@ -11,7 +11,7 @@ Data without copies
     modify the arrays while a run trains on them.
 
 Training
-    ``train(X, y, model="logistic", algo="hogwild", **options)`` takes every option of
+    ``train(X, y, model="logistic", algo="auto", **options)`` takes every option of
     ``corral train`` with underscores for dashes (``lr_decay=0.9``, ``hot_coords="off"``),
     validated by the library's own code with the CLI's messages. It releases the GIL while it
     trains; Ctrl-C (KeyboardInterrupt) stops the workers within a step and is raised after they
@@ -143,9 +143,13 @@ def as_dataset(X, y=None, name=None, features=0, format="auto", train=None):
     return _corral._wrap_dense(X, _labels(y, X.shape[0]), name or "ndarray")
 
 
-def train(X, y=None, model="logistic", algo="hogwild", *, test=None, callbacks=None, live=None,
+def train(X, y=None, model="logistic", algo="auto", *, test=None, callbacks=None, live=None,
           format="auto", features=0, **options):
     """Trains a model on X (and labels y), as ``corral train`` does; returns a TrainResult.
+
+    algo: "auto" (the default) picks hogwild++ with groups of 1 for mlp at 2 or more threads,
+    else hogwild (as ``corral train``); the result's ``summary["algo"]`` names the mode that
+    ran and ``summary["algo_reason"]`` why. Any ``--algo`` name runs that mode.
 
     X, y: see ``as_dataset`` (a path is read like ``--data``, with ``format`` and
     ``features``). test: a Dataset, a path, or an (X, y) pair, evaluated at every epoch end.

@@ -75,7 +75,7 @@ class Classifier(ClassifierMixin, _CorralEstimator):
     C=1), seed: as ``corral train``; options: any other of its options.
     """
 
-    def __init__(self, loss="logistic", algo="hogwild", threads=1, epochs=10, batch=1, lr=0.0,
+    def __init__(self, loss="logistic", algo="auto", threads=1, epochs=10, batch=1, lr=0.0,
                  lr_decay=0.9, l2=None, seed=1, hidden=(256, 128), options=None):
         self.loss = loss
         self.algo = algo
@@ -199,7 +199,7 @@ class Regressor(RegressorMixin, _CorralEstimator):
     Parameters as Classifier's (no loss: the loss is squared).
     """
 
-    def __init__(self, algo="hogwild", threads=1, epochs=10, batch=1, lr=0.0, lr_decay=0.9,
+    def __init__(self, algo="auto", threads=1, epochs=10, batch=1, lr=0.0, lr_decay=0.9,
                  l2=None, seed=1, options=None):
         self.algo = algo
         self.threads = threads
@@ -245,7 +245,7 @@ class MatrixFactorization(RegressorMixin, _CorralEstimator):
     the mean rating plus the biases that are known.
     """
 
-    def __init__(self, rank=10, algo="hogwild", threads=1, epochs=10, batch=1, lr=0.0,
+    def __init__(self, rank=10, algo="auto", threads=1, epochs=10, batch=1, lr=0.0,
                  lr_decay=0.9, l2=None, seed=1, bias=True, options=None):
         self.rank = rank
         self.algo = algo

@@ -252,6 +252,8 @@ py::dict ToDict(const EvalPoint& p) {
 py::dict Summary(const TrainResult& r) {
   py::dict d;
   d["stop_reason"] = std::string(ToString(r.stop_reason));
+  d["algo"] = std::string(ToString(r.algorithm));  // the mode that ran (what algo="auto" chose)
+  if (!r.algorithm_reason.empty()) d["algo_reason"] = r.algorithm_reason;
   d["threads"] = r.threads;
   d["l2"] = r.l2;
   d["lr"] = r.lr;

@@ -71,6 +71,18 @@ def test_result_has_history_summary_and_predictions(sparse_problem):
     np.testing.assert_allclose(margins, X @ r.params, rtol=1e-4, atol=1e-5)
 
 
+def test_auto_is_the_default_and_the_summary_names_the_mode_that_ran(sparse_problem):
+    X, y, _ = sparse_problem
+    linear = corral.train(X, y, threads=2, epochs=1)
+    assert linear.summary["algo"] == "hogwild"
+    assert linear.summary["algo_reason"] == "logistic updates its rows' coordinates at 2 threads (sparse rows)"
+    mlp = corral.train(X, y, model="mlp", hidden=[8], batch=8, threads=2, epochs=1)
+    assert mlp.summary["algo"] == "hogwild++" and mlp.summary["group_size"] == 1
+    assert mlp.summary["algo_reason"] == "dense model mlp at 2 threads, groups of 1"
+    given = corral.train(X, y, algo="hogwild", threads=2, epochs=1)
+    assert given.summary["algo"] == "hogwild" and "algo_reason" not in given.summary
+
+
 # (Python options, the same flags for the CLI): each must fail with the CLI's message.
 BAD = [
     (dict(epochs=0), ["--epochs", "0"]),

@@ -18,6 +18,9 @@ enum class Algorithm {
   kChoco,     // CHOCO-SGD: compressed gossip with memories, any compressor (Koloskova et al. 2019)
   kAdpsgd,    // asynchronous pairwise gossip with a random neighbour (AD-PSGD, Lian et al. 2018)
   kHogwildPP,  // hogwild inside groups of threads, groups synced on a token ring (HOGWILD++)
+  // Not a mode: Train runs the one ResolveAlgorithm (<corral/algorithms.h>) picks for the
+  // model, the data and the threads (docs/algorithms.md, "Choosing the algorithm").
+  kAuto,
 };
 
 // D-PSGD's order of the two halves of a round (DESIGN.md §2).

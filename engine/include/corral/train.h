@@ -41,7 +41,9 @@ struct ClassWeight {
 };
 
 struct TrainConfig {
-  // Training algorithm.
+  // Training algorithm; auto picks one from the model, the data and the threads (ResolveAlgorithm
+  // in corral/algorithms.h; the CLI's and Python's default). The library's default stays hogwild,
+  // the mode a caller of Train knows it gets.
   Algorithm algorithm = Algorithm::kHogwild;
   // Model to train.
   ModelKind model = ModelKind::kLogistic;
@@ -359,6 +361,10 @@ struct TrainResult {
   std::vector<EvalPoint> history;
   // With --early-stop: the epoch whose model `params` holds (the best validation --metric).
   std::optional<int> best_epoch;
+  // The algorithm that ran (never kAuto) and, where --algo auto chose it, why (e.g. "dense
+  // model mlp at 2 threads, groups of 1"; empty when the algorithm was given).
+  Algorithm algorithm = Algorithm::kHogwild;
+  std::string algorithm_reason;
   int threads = 0;
   float l2 = 0;                // the L2 strength used
   float lr = 0;                // the initial step size used

@@ -216,7 +216,7 @@ class HogwildPPMode {
       const int size = plan_.config.group_size;
       const int ranks = plan_.cluster->ranks();
       const bool by_domain = size == 0 && !HierarchicalGroups(plan_.worker_domain).empty();
-      const std::string groups = size > 0    ? Printf("groups of %d threads", size)
+      const std::string groups = size > 0    ? Printf("groups of %d thread%s", size, size == 1 ? "" : "s")
                                  : ranks > 1 ? Printf("%d groups, one per rank", ranks)
                                  : by_domain ? Printf("%d groups, one per cache domain", Groups())
                                              : std::string("groups of 1 thread (placement unknown)");

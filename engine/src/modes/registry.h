@@ -101,19 +101,19 @@ inline constexpr auto kModes = std::to_array<ModeInfo>({
      .runner = &kHogwildPPFamily, .across_ranks = true},
 });
 
-// The table's line for `a`.
+// The table's line for `a`. \pre a != kAuto (Train resolves it first: ResolveAlgorithm).
 constexpr const ModeInfo& InfoOf(Algorithm a) {
   for (const ModeInfo& m : kModes) {
     if (m.algorithm == a) return m;
   }
-  return kModes[0];  // unreachable: every Algorithm has a line (checked below)
+  return kModes[0];  // unreachable: every Algorithm but kAuto has a line (checked below)
 }
 
 static_assert([] {
   for (std::size_t i = 0; i < kModes.size(); ++i) {
     if (static_cast<std::size_t>(kModes[i].algorithm) != i) return false;
   }
-  return true;
-}(), "kModes lists every Algorithm once, in the enum's order");
+  return kModes.size() == static_cast<std::size_t>(Algorithm::kAuto);
+}(), "kModes lists every Algorithm but kAuto once, in the enum's order");
 
 }  // namespace corral::internal

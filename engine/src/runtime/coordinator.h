@@ -158,6 +158,8 @@ struct RunPlan {
   ModelInfo info;                     // what the parameters mean (checkpoints written while training)
   ModeState mode_state;               // resumed: the mode's saved state (empty: none saved)
   const Dataset* validation = nullptr;  // --validation: scored at every epoch end (or none)
+  // --algo auto: why config.algorithm runs (AlgorithmChoice::reason); empty when it was given.
+  std::string algorithm_reason;
   float EpochLr(int epoch) const { return EpochStepSize(config, lr, epoch); }
 };
 
@@ -422,6 +424,8 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   // One voice: rank 0 writes the metrics (and the caller prints and saves on rank 0 only).
   MetricsWriter metrics(cluster.rank() == 0 ? config.metrics_path : std::string());
   TrainResult result;
+  result.algorithm = config.algorithm;
+  result.algorithm_reason = plan.algorithm_reason;
   result.threads = plan.workers;
   result.l2 = l2;
   result.lr = plan.lr;

@@ -81,7 +81,7 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
   const EvalPoint model = ResultPoint(r) != nullptr ? *ResultPoint(r) : EvalPoint{};
   nlohmann::json j = {
       {"event", "summary"},
-      {"algo", ToString(config.algorithm)},
+      {"algo", ToString(r.algorithm)},
       {"model", ToString(config.model)},
       {"threads", r.threads},
       {"epochs", last.epoch},
@@ -103,6 +103,10 @@ void MetricsWriter::WriteSummary(const TrainConfig& config, const TrainResult& r
       {"lr_schedule", LrScheduleSpec(config)},
       {"momentum", config.optimizer == Optimizer::kMomentum ? config.momentum : 0.0f},
   };
+  if (!r.algorithm_reason.empty()) {  // --algo auto chose r.algorithm
+    j["algo_requested"] = "auto";
+    j["algo_reason"] = r.algorithm_reason;
+  }
   if (r.epochs_to_target) j["epochs_to_target"] = *r.epochs_to_target;
   if (r.train_s_to_target) j["time_to_target_s"] = *r.train_s_to_target;
   if (model.train_acc) j["train_acc"] = *model.train_acc;
