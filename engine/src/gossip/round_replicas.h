@@ -222,9 +222,11 @@ class RoundReplicas {
     steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.workers, Batch());
     const Algorithm a = plan.config.algorithm;
     // ecd's extrapolation is defined per step: auto is 1 for it. dcd's automatic K is at most
-    // kDcdMaxAutoEvery (see there).
+    // kDcdMaxAutoEvery (see there); local's meets at least kLocalMinRoundsPerEpoch times.
     period_ = GossipPeriod(plan.config.gossip_every, a != Algorithm::kEcd, steps_per_epoch_,
-                           a == Algorithm::kDcd ? kDcdMaxAutoEvery : std::numeric_limits<std::uint64_t>::max());
+                           a == Algorithm::kDcd ? kDcdMaxAutoEvery : std::numeric_limits<std::uint64_t>::max(),
+                           a == Algorithm::kLocal ? GossipPeriod::kLocalMinRoundsPerEpoch
+                                                  : GossipPeriod::kMinRoundsPerEpoch);
     if (plan.live) tap_.Init(plan.threads, model.NumParams());
   }
 
@@ -319,6 +321,9 @@ class RoundReplicas {
       all();
     }
   }
+  // The automatic period prices a round by the coordinates it carries, up to `limit`
+  // (GossipPeriod::PriceChanges); the mode adds them to self.times.changed every round.
+  void PriceRoundsByChanges(std::uint64_t limit) { period_.PriceChanges(limit); }
   // Counts a step towards the next round: true on the step that gossips (every `every`-th
   // step, counted over all epochs: with a fixed K, exactly the steps s with (s + 1) % K == 0).
   static bool RoundDue(State& self) {
