@@ -220,7 +220,7 @@ TEST(Shuffle, EpochTrainsTheSameModelAsIndexBitForBit) {
 
 TEST(Shuffle, ModesThatReadThroughAnIndexSaySo) {
   const TrainResult r = Train(SmallProblem().train, nullptr,
-                              {.algorithm = Algorithm::kAdpsgd, .threads = 2, .epochs = 1,
+                              {.algorithm = Algorithm::kBuckwild, .threads = 2, .epochs = 1,
                                .lr = 0.2f, .pin = Pin::kNone, .shuffle = Shuffle::kEpoch});
   EXPECT_EQ(r.shuffle, Shuffle::kIndex);
   bool said = false;
@@ -228,6 +228,12 @@ TEST(Shuffle, ModesThatReadThroughAnIndexSaySo) {
     said = said || (label == "shuffle" && text.find("index") != std::string::npos);
   }
   EXPECT_TRUE(said);
+  // adpsgd (asynchronous: no bitwise comparison with 2 workers) re-lays out its rows.
+  const TrainResult a = Train(SmallProblem().train, nullptr,
+                              {.algorithm = Algorithm::kAdpsgd, .threads = 2, .epochs = 1,
+                               .lr = 0.2f, .pin = Pin::kNone, .shuffle = Shuffle::kEpoch});
+  EXPECT_EQ(a.shuffle, Shuffle::kEpoch);
+  EXPECT_GT(a.shuffle_copy_bytes, 0u);
 }
 
 TEST(Shuffle, FallsBackToIndexWhenTheCopyDoesNotFit) {
