@@ -6,7 +6,8 @@
 //   share(K) = c / (c + K s)  <=  t   <=>   K >= c (1 - t) / (t s)
 // for a round cost c and a step cost s (seconds, wall clock). A round moves O(d) floats while a
 // sparse step touches O(nnz) of them, so on a large sparse model K is in the thousands and on a
-// small or dense one it is a few.
+// small or dense one it is a few. local's sparse rounds cost more the more changed since the
+// last one: ForRoundCost prices c(K) = c0 + c1 min(r K, m) (PriceChanges), the same rule.
 //
 // When K is decided. Every worker of a round must take its rounds at the same steps (a worker
 // waits for its neighbours' round r), so K changes only between epochs, decided on the
