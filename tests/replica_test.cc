@@ -242,6 +242,17 @@ TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
   flat.Start(calibrated);
   EXPECT_TRUE(flat.Measure(worked));
   EXPECT_EQ(flat.every(), 302u);
+  // Rounds that were all dense (100 changes each) only bound r from below: the constant rule
+  // too, rather than a sparse K the epoch cannot vouch for (c0 + c1 r K would be 1.998 + 0.02 K
+  // / 37 here: K = 177 as above).
+  GossipPeriod dense(kGossipEveryAuto, true, 16'000);
+  dense.PriceChanges(100);
+  dense.Start(calibrated);
+  RoundTimes saturated = epoch(20, 0.02);
+  saturated.changed = 1'000;
+  const RoundTimes all_dense[] = {saturated, saturated};
+  EXPECT_TRUE(dense.Measure(all_dense));
+  EXPECT_EQ(dense.every(), 176u);  // c = 2, s = 160 / 740: ceil(175.75)
 
   const GossipPeriod local(kGossipEveryAuto, true, 16'000, std::numeric_limits<std::uint64_t>::max(),
                            GossipPeriod::kLocalMinRoundsPerEpoch);

@@ -181,9 +181,11 @@ class GossipPeriod {
     const double step = (total - round) / steps;
     // Priced by changes (PriceChanges): c1 the work per carried coordinate, c0 the rest of a
     // round, r the changes per step at this epoch's K (the changes a round carried over the K
-    // steps before it).
+    // steps before it). An epoch whose rounds were all dense says only r >= m / K: no basis
+    // for a sparse K below this one, so it is priced as a constant-cost round.
+    const bool sparse_seen = changed < rounds * static_cast<double>(change_limit_);
     const std::uint64_t next =
-        change_limit_ > 0 && changed > 0
+        change_limit_ > 0 && changed > 0 && sparse_seen
             ? ForRoundCost(std::max(0.0, round - work) / rounds, work / changed,
                            changed / (rounds * static_cast<double>(every_)), step)
             : ForCosts(round / rounds, step);
