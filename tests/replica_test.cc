@@ -198,6 +198,88 @@ TEST(GossipPeriod, AimsAtFivePercentWithAHysteresisBand) {
   EXPECT_EQ(fixed.every(), 4u);
 }
 
+// local's rounds priced by what they carry (GossipPeriod::ForRoundCost): c(K) = c0 + c1 min(r K,
+// m). A round whose work per step (c1 r) fits in the share takes the sparse branch; one that
+// does not lands where the rounds are dense and cost c0 + c1 m; c1 = 0 is the constant rule.
+// Measure prices an epoch's rounds from their wait (c0), their work per carried coordinate
+// (c1) and the changes per step (r). local's cap keeps 4 rounds per epoch, not 16.
+TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
+  using internal::GossipPeriod;
+  using internal::RoundTimes;
+  GossipPeriod open(kGossipEveryAuto, true, 16'000);  // cap 1,000
+  open.PriceChanges(100);                              // dense beyond 100 changes
+  EXPECT_EQ(open.ForRoundCost(1.0, 0.001, 1, 1.0), 20u);  // sparse: ceil(0.95 / (0.05 - 0.95e-3)) = ceil(19.37)
+  EXPECT_EQ(open.ForRoundCost(1.3, 0.1, 1, 1.0), 215u);   // c1 r > tau s: dense, ceil(11.3 x 19) = ceil(214.7)
+  // The sparse branch would want K = 24, where 10 changes per step exceed 100: dense, c = 1.1.
+  EXPECT_EQ(open.ForRoundCost(1.0, 0.001, 10, 1.0), 21u);  // ceil(20.9)
+  EXPECT_EQ(open.ForRoundCost(1.0, 0.0, 5, 0.7), open.ForCosts(1.0, 0.7));
+  EXPECT_EQ(open.ForCosts(1.0, 0.7), 28u);
+
+  const RoundTimes calibrated[] = {{.calib_round_s = 1.9 - GossipPeriod::kRoundLatencyS, .calib_step_s = 1.0}};
+  // Two workers, an epoch at K = 37 whose rounds took 20% (wait) or 30% (work) of the time,
+  // carrying 20 changes each.
+  const auto epoch = [](double round_s, double work_s) {
+    return RoundTimes{.round_s = round_s, .encode_s = work_s / 2, .mix_s = work_s / 2, .epoch_s = 100,
+                      .rounds = 10, .steps = 370, .changed = 200};
+  };
+  GossipPeriod waits(kGossipEveryAuto, true, 16'000);
+  waits.PriceChanges(100);
+  waits.Start(calibrated);
+  EXPECT_EQ(waits.every(), 37u);  // the calibration prices a dense round: ceil(1.9 x 19) = ceil(36.1)
+  const RoundTimes waited[] = {epoch(20, 0.02), epoch(20, 0.02)};
+  // c0 = 1.998, c1 = 1e-4, r = 20 / 37, s = 160 / 740: sparse, ceil(176.4).
+  EXPECT_TRUE(waits.Measure(waited));
+  EXPECT_EQ(waits.every(), 177u);
+  GossipPeriod works(kGossipEveryAuto, true, 16'000);
+  works.PriceChanges(100);
+  works.Start(calibrated);
+  const RoundTimes worked[] = {epoch(30, 5), epoch(30, 5)};
+  // c0 = 2.5, c1 = 0.025, s = 140 / 740: c1 r > tau s, dense at c = 5: ceil(502.1).
+  EXPECT_TRUE(works.Measure(worked));
+  EXPECT_EQ(works.every(), 503u);
+  // Unpriced (every mode but local), the same epoch is the constant rule: c = 3, ceil(301.3).
+  GossipPeriod flat(kGossipEveryAuto, true, 16'000);
+  flat.Start(calibrated);
+  EXPECT_TRUE(flat.Measure(worked));
+  EXPECT_EQ(flat.every(), 302u);
+  // Rounds that were all dense (100 changes each) only bound r from below: the constant rule
+  // too, rather than a sparse K the epoch cannot vouch for (c0 + c1 r K would be 1.998 + 0.02 K
+  // / 37 here: K = 177 as above).
+  GossipPeriod dense(kGossipEveryAuto, true, 16'000);
+  dense.PriceChanges(100);
+  dense.Start(calibrated);
+  RoundTimes saturated = epoch(20, 0.02);
+  saturated.changed = 1'000;
+  const RoundTimes all_dense[] = {saturated, saturated};
+  EXPECT_TRUE(dense.Measure(all_dense));
+  EXPECT_EQ(dense.every(), 176u);  // c = 2, s = 160 / 740: ceil(175.75)
+
+  const GossipPeriod local(kGossipEveryAuto, true, 16'000, std::numeric_limits<std::uint64_t>::max(),
+                           GossipPeriod::kLocalMinRoundsPerEpoch);
+  EXPECT_EQ(local.ForCosts(1.0, 1e-6), 4'000u);  // an epoch's steps / 4
+}
+
+// local at its automatic period: every epoch reports the K it ran with, at most an epoch's
+// steps / 4, in the metrics and the summary (an automatic K depends on timing: no bits here).
+TEST(Local, AutomaticPeriodIsReportedAndKeepsFourRoundsAnEpoch) {
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainResult r = Train(data.train, nullptr,
+                              {.algorithm = Algorithm::kLocal, .l2 = kL2, .threads = 2, .epochs = 3,
+                               .lr = 0.2f, .pin = Pin::kNone});
+  const std::uint64_t cap = internal::StepsPerEpoch(data.train.rows(), 2, 1) / 4;
+  ASSERT_EQ(r.history.size(), 3u);
+  for (const EvalPoint& p : r.history) {
+    ASSERT_TRUE(p.gossip_every.has_value()) << "epoch " << p.epoch;
+    EXPECT_GE(*p.gossip_every, 1u);
+    EXPECT_LE(*p.gossip_every, cap);
+    EXPECT_TRUE(p.gossip_share.has_value());
+  }
+  bool said = false;
+  for (const auto& [label, text] : r.summary) said = said || (label == "gossip" && text.find("(auto)") != std::string::npos);
+  EXPECT_TRUE(said);
+  EXPECT_LT(r.history.back().objective, 1.1 * SmallProblemOptimum());
+}
+
 TEST(Dpsgd, OneWorkerIsSerialSgdBitForBit) {
   // With one worker W = [1]: mixing multiplies by 1.0f, so D-PSGD is hogwild's serial loop.
   // Batch 2: both then take Gradient() + ApplyStep() (hogwild's fused one-sample loop for

@@ -178,8 +178,8 @@ TEST(Shuffle, OffVisitsStorageOrder) {
 
 // Same parameters bit for bit, through the public API: the fused loop with and without a hot
 // head, the generic loop (batch 4), locked, a round-based mode with several workers (sync
-// steps together and sums in worker order), hogwild++'s group loop and matrix factorisation's
-// ratings rows.
+// steps together and sums in worker order), the replica modes' rounds (local, dpsgd, dcd),
+// hogwild++'s group loop and matrix factorisation's ratings rows.
 TEST(Shuffle, EpochTrainsTheSameModelAsIndexBitForBit) {
   const Dataset data = SmallProblem().train;
   const Dataset ratings = PlantedRatings(30, 40, 3, 600, 0.1, 2);
@@ -194,6 +194,11 @@ TEST(Shuffle, EpochTrainsTheSameModelAsIndexBitForBit) {
       {"hogwild batch 4", {.threads = 1, .epochs = 3, .batch = 4, .lr = 0.2f}, &data},
       {"locked", {.algorithm = Algorithm::kLocked, .threads = 1, .epochs = 3, .lr = 0.2f}, &data},
       {"sync 3 workers", {.algorithm = Algorithm::kSync, .threads = 3, .epochs = 3, .batch = 2, .lr = 0.2f}, &data},
+      // The synchronous replica modes (RoundReplicas): 3 workers wrap their shorter shards.
+      {"local 3 workers", {.algorithm = Algorithm::kLocal, .threads = 3, .epochs = 3, .lr = 0.2f, .gossip_every = 4}, &data},
+      {"dpsgd ring, batch 2", {.algorithm = Algorithm::kDpsgd, .threads = 3, .epochs = 3, .batch = 2, .lr = 0.2f,
+                               .topology = "ring", .gossip_every = 2}, &data},
+      {"dcd", {.algorithm = Algorithm::kDcd, .threads = 2, .epochs = 2, .lr = 0.2f, .gossip_every = 1}, &data},
       {"hogwild++", {.algorithm = Algorithm::kHogwildPP, .threads = 1, .epochs = 3, .lr = 0.2f}, &data},
       {"mf", {.model = ModelKind::kMf, .threads = 1, .epochs = 3, .rank = 3, .lr = 0.05f}, &ratings},
   };
@@ -215,7 +220,7 @@ TEST(Shuffle, EpochTrainsTheSameModelAsIndexBitForBit) {
 
 TEST(Shuffle, ModesThatReadThroughAnIndexSaySo) {
   const TrainResult r = Train(SmallProblem().train, nullptr,
-                              {.algorithm = Algorithm::kAdpsgd, .threads = 2, .epochs = 1,
+                              {.algorithm = Algorithm::kBuckwild, .threads = 2, .epochs = 1,
                                .lr = 0.2f, .pin = Pin::kNone, .shuffle = Shuffle::kEpoch});
   EXPECT_EQ(r.shuffle, Shuffle::kIndex);
   bool said = false;
@@ -223,6 +228,12 @@ TEST(Shuffle, ModesThatReadThroughAnIndexSaySo) {
     said = said || (label == "shuffle" && text.find("index") != std::string::npos);
   }
   EXPECT_TRUE(said);
+  // adpsgd (asynchronous: no bitwise comparison with 2 workers) re-lays out its rows.
+  const TrainResult a = Train(SmallProblem().train, nullptr,
+                              {.algorithm = Algorithm::kAdpsgd, .threads = 2, .epochs = 1,
+                               .lr = 0.2f, .pin = Pin::kNone, .shuffle = Shuffle::kEpoch});
+  EXPECT_EQ(a.shuffle, Shuffle::kEpoch);
+  EXPECT_GT(a.shuffle_copy_bytes, 0u);
 }
 
 TEST(Shuffle, FallsBackToIndexWhenTheCopyDoesNotFit) {

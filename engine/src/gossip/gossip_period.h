@@ -6,7 +6,8 @@
 //   share(K) = c / (c + K s)  <=  t   <=>   K >= c (1 - t) / (t s)
 // for a round cost c and a step cost s (seconds, wall clock). A round moves O(d) floats while a
 // sparse step touches O(nnz) of them, so on a large sparse model K is in the thousands and on a
-// small or dense one it is a few.
+// small or dense one it is a few. local's sparse rounds cost more the more changed since the
+// last one: ForRoundCost prices c(K) = c0 + c1 min(r K, m) (PriceChanges), the same rule.
 //
 // When K is decided. Every worker of a round must take its rounds at the same steps (a worker
 // waits for its neighbours' round r), so K changes only between epochs, decided on the
@@ -16,8 +17,8 @@
 //  - after each epoch, from what the epoch measured (Measure: the wall time inside rounds and
 //    in the whole epoch, per worker), when the share left the band [kLow, kHigh] (hysteresis:
 //    a share that drifts inside the band keeps K, so K does not flap with timing noise).
-// K never exceeds an epoch's steps / kMinRoundsPerEpoch, so the replicas still meet a few times
-// per epoch, nor a mode's own limit (dcd: kDcdMaxAutoEvery in round_replicas.h). An automatic
+// K never exceeds an epoch's steps / kMinRoundsPerEpoch (local: kLocalMinRoundsPerEpoch), so
+// the replicas still meet a few times per epoch, nor a mode's own limit (dcd: kDcdMaxAutoEvery in round_replicas.h). An automatic
 // K makes results depend on timing: tests that compare parameters bit for bit set K explicitly.
 //
 // Why 5% (and the band [2.5%, 10%] around it). With a target of 10% and the band [4%, 20%]
@@ -60,6 +61,10 @@ struct RoundTimes {
   std::uint64_t steps = 0;   // steps this epoch
   double calib_round_s = 0;  // setup's estimate of one round (auto only)
   double calib_step_s = 0;   // setup's estimate of one step (auto only)
+  // Modes whose round's work grows with what changed (local's sparse rounds): the changed
+  // coordinates the rounds' messages carried this epoch, a dense message counting as the
+  // sparse form's most (GossipPeriod::PriceChanges); 0 for the other modes.
+  std::uint64_t changed = 0;
 };
 
 class GossipPeriod {
@@ -68,6 +73,13 @@ class GossipPeriod {
   static constexpr double kLow = 0.025;
   static constexpr double kHigh = 0.1;
   static constexpr std::uint64_t kMinRoundsPerEpoch = 16;
+  // local's exact averages (every replica leaves a round equal to the others) need fewer
+  // meetings: at 2 workers its final objective did not move with K from 16 to an epoch's
+  // steps on the Zipf set (1.0064-1.0065 x hogwild's) nor test accuracy from 117 to 1,875 on
+  // Fashion-MNIST's MLP (0.8601-0.8631), while on a loaded machine every round costs a wait
+  // for a descheduled neighbour: at 4 rounds per epoch (K 25,000) local ran at 0.735x
+  // hogwild's samples/s against 0.58x at 16 (docs/algorithms.md, "local's period").
+  static constexpr std::uint64_t kLocalMinRoundsPerEpoch = 4;
   // What a calibration cannot see: handing a message to a neighbour through the transport and
   // waiting for its own (doorbell, cache-line transfers, a neighbour a little behind). Measured
   // on a9a (2 workers, ring): a round of 123 floats took about 2 us against a 0.1 us mix.
@@ -76,13 +88,15 @@ class GossipPeriod {
   // `configured`: TrainConfig::gossip_every (>= 1 fixed, kGossipEveryAuto); `local_steps`:
   // false for a mode that must gossip every step (ecd: auto is then 1); `max_auto`: the
   // largest K the mode allows an automatic period to pick (dcd's, round_replicas.h), below
-  // the epoch's cap. A fixed K is never capped.
+  // the epoch's cap; `min_rounds`: the rounds per epoch an automatic K keeps at least
+  // (kMinRoundsPerEpoch; local: kLocalMinRoundsPerEpoch). A fixed K is never capped.
   GossipPeriod() = default;  // fixed, every step
   GossipPeriod(int configured, bool local_steps, std::uint64_t steps_per_epoch,
-               std::uint64_t max_auto = std::numeric_limits<std::uint64_t>::max())
+               std::uint64_t max_auto = std::numeric_limits<std::uint64_t>::max(),
+               std::uint64_t min_rounds = kMinRoundsPerEpoch)
       : automatic_(configured < 1 && local_steps),
         every_(configured >= 1 ? static_cast<std::uint64_t>(configured) : 1),
-        cap_(std::clamp<std::uint64_t>(steps_per_epoch / kMinRoundsPerEpoch, 1,
+        cap_(std::clamp<std::uint64_t>(steps_per_epoch / std::max<std::uint64_t>(1, min_rounds), 1,
                                        std::max<std::uint64_t>(1, max_auto))) {}
 
   bool automatic() const { return automatic_; }
@@ -91,11 +105,45 @@ class GossipPeriod {
   double share() const { return share_; }
 
   // The smallest K whose share is at most kTargetShare for round cost c and step cost s.
-  std::uint64_t ForCosts(double c, double s) const {
-    if (!(c > 0) || !(s > 0)) return every_;
-    const double k = std::ceil(c * (1 - kTargetShare) / (kTargetShare * s));
+  std::uint64_t ForCosts(double c, double s) const { return ForRoundCost(c, 0, 0, s); }
+
+  // The same for a round whose cost grows with what changed since the last one (local's
+  // sparse rounds, sparse_changes.h):
+  //   c(K) = c0 + c1 min(r K, m),
+  // c0 what every round pays (hand-off, waiting for a neighbour), c1 the work per changed
+  // coordinate (encode, decode, mix), r the coordinates a step changes (an upper bound: a
+  // coordinate written twice between rounds counts once, so the union grows slower than r K)
+  // and m the changes where the message turns dense (PriceChanges: the round then costs
+  // about c0 + c1 m whatever K, which is how the sparse form's limit was chosen). The share
+  // c(K) / (c(K) + K s) <= t, with tau = t / (1 - t), is
+  //   c0 + c1 r K <= tau s K  <=>  K >= c0 / (tau s - c1 r)   while r K <= m (sparse rounds),
+  //   c0 + c1 m   <= tau s K  <=>  K >= (c0 + c1 m) / (tau s)  (dense rounds).
+  // A sparse round is only worth its price when a step costs more than 1 / tau = 19 times
+  // the round's work on the coordinates the step changed (c1 r < tau s). On sparse linear
+  // models it does not (a step touches its nnz coordinates once, a round visits each changed
+  // one in the encode and the mix: c1 r ~ 1 us against s ~ 0.12 us on the Zipf set), so K
+  // lands where rounds are dense, as before; the sparse rounds' gain there is bytes. With
+  // c1 = 0 this is the constant-cost rule ceil(c0 / (tau s)) every mode uses.
+  std::uint64_t ForRoundCost(double c0, double c1, double r, double s) const {
+    if (!(s > 0) || !(c0 >= 0) || !(c0 + c1 > 0)) return every_;
+    // Both sides times (1 - t), so that c1 = 0 is the constant-cost rule's own expression.
+    const double room = kTargetShare * s - (1 - kTargetShare) * c1 * r;  // tau s - c1 r, scaled
+    double k = std::numeric_limits<double>::infinity();
+    if (room > 0 && c1 > 0) {
+      const double sparse = std::ceil(c0 * (1 - kTargetShare) / room);
+      if (r * sparse <= static_cast<double>(change_limit_)) k = sparse;
+    }
+    if (!(k < std::numeric_limits<double>::infinity())) {
+      const double c = c0 + c1 * static_cast<double>(change_limit_);
+      k = std::ceil(c * (1 - kTargetShare) / (kTargetShare * s));
+    }
     return std::clamp<std::uint64_t>(k < 1e18 ? static_cast<std::uint64_t>(k) : cap_, 1, cap_);
   }
+
+  // The rounds' cost grows with the coordinates they carry, up to `limit` (local:
+  // MaxSparseChanges(d)), the workers reporting them in RoundTimes::changed: Measure then
+  // prices c(K) above from the epoch's rounds.
+  void PriceChanges(std::uint64_t limit) { change_limit_ = limit; }
 
   // Before the first epoch: K from the workers' calibrations (the slowest round, the mean step).
   void Start(std::span<const RoundTimes> workers) {
@@ -117,18 +165,30 @@ class GossipPeriod {
   // After an epoch: the measured share, and a new K when it left the band. Returns true when
   // K changed.
   bool Measure(std::span<const RoundTimes> workers) {
-    double round = 0, total = 0, rounds = 0, steps = 0;
+    double round = 0, total = 0, rounds = 0, steps = 0, work = 0, changed = 0;
     for (const RoundTimes& t : workers) {
       round += t.round_s;
       total += t.epoch_s;
       rounds += static_cast<double>(t.rounds);
       steps += static_cast<double>(t.steps);
+      work += t.encode_s + t.decode_s + t.mix_s;
+      changed += static_cast<double>(t.changed);
     }
     if (!(total > 0)) return false;
     share_ = round / total;
     if (!automatic_ || rounds == 0 || steps == 0) return false;
     if (share_ >= kLow && share_ <= kHigh) return false;
-    const std::uint64_t next = ForCosts(round / rounds, (total - round) / steps);
+    const double step = (total - round) / steps;
+    // Priced by changes (PriceChanges): c1 the work per carried coordinate, c0 the rest of a
+    // round, r the changes per step at this epoch's K (the changes a round carried over the K
+    // steps before it). An epoch whose rounds were all dense says only r >= m / K: no basis
+    // for a sparse K below this one, so it is priced as a constant-cost round.
+    const bool sparse_seen = changed < rounds * static_cast<double>(change_limit_);
+    const std::uint64_t next =
+        change_limit_ > 0 && changed > 0 && sparse_seen
+            ? ForRoundCost(std::max(0.0, round - work) / rounds, work / changed,
+                           changed / (rounds * static_cast<double>(every_)), step)
+            : ForCosts(round / rounds, step);
     if (next == every_) return false;
     every_ = next;
     return true;
@@ -138,6 +198,7 @@ class GossipPeriod {
   bool automatic_ = false;
   std::uint64_t every_ = 1;
   std::uint64_t cap_ = 1;
+  std::uint64_t change_limit_ = 0;  // PriceChanges; 0: a round's cost does not depend on K
   double share_ = 0;
 };
 

@@ -149,6 +149,11 @@ class ChangeMessage {
   std::vector<std::uint32_t> words_;
 };
 
+// The k of a sparse message (its first word).
+inline std::size_t SparseCount(std::span<const std::byte> message) {
+  return *reinterpret_cast<const std::uint32_t*>(message.data());
+}
+
 // One term of a round's row, in worker order: W_ij and j's message (or the worker itself).
 struct ChangeTerm {
   float weight = 0;

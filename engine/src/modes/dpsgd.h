@@ -66,7 +66,10 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
       : RoundReplicas<M, State>(model, plan, halt, model.NumParams() * sizeof(float)),
         order_(plan.config.algorithm == Algorithm::kLocal ? MixOrder::kStepThenMix
                                                           : plan.config.mix_order),
-        sparse_(plan.config.algorithm == Algorithm::kLocal) {}
+        sparse_(plan.config.algorithm == Algorithm::kLocal) {
+    // local's round costs grow with its changes until the message turns dense.
+    if (sparse_) this->PriceRoundsByChanges(MaxSparseChanges(model.NumParams()));
+  }
 
   void Setup(int w) {
     State& self = this->SetupWorker(w);
@@ -156,6 +159,9 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
         self.round == 0 ? std::as_bytes(std::span<const float>(self.x))
                         : self.outbox.Encode(self.x, self.base, self.changed);
     this->Lap(self, &RoundTimes::encode_s);
+    // What the automatic period prices (PriceRoundsByChanges): k, or the most a sparse
+    // message carries when this one is dense.
+    self.times.changed += payload.size() == d * sizeof(float) ? MaxSparseChanges(d) : SparseCount(payload);
     if (!this->Exchange(self, w, payload, MessageSizes::kBounded)) return false;
     this->Lap(self, &RoundTimes::wait_s);
     self.terms.clear();  // capacity reserved in Setup: no allocation
