@@ -245,31 +245,31 @@ TEST(Shuffle, AutoReadsInPlaceWhenAShardFitsItsCacheShare) {
   DataCopies c = ResolveDataCopies(Shuffle::kAuto, true, false, 200, 0, 1e9, l3, 2);
   EXPECT_EQ(c.shuffle, Shuffle::kIndex);
   EXPECT_TRUE(c.shuffle_note.empty());
-  EXPECT_EQ(c.auto_note, "auto: shard 100 bytes fits a quarter of its 400 bytes share of the 800 bytes L3");
+  EXPECT_EQ(c.auto_reason, "shard 100 bytes fits a quarter of its 400 bytes share of the 800 bytes L3");
 
   c = ResolveDataCopies(Shuffle::kAuto, true, false, 202, 0, 1e9, l3, 2);  // 101 bytes a shard
   EXPECT_EQ(c.shuffle, Shuffle::kEpoch);
-  EXPECT_EQ(c.auto_note, "auto: shard 101 bytes exceeds a quarter of its 400 bytes share of the 800 bytes L3");
+  EXPECT_EQ(c.auto_reason, "shard 101 bytes exceeds a quarter of its 400 bytes share of the 800 bytes L3");
 
   const CacheShare alone{.bytes = 32 << 20, .cache_bytes = 32 << 20, .level = "L3", .sharers = 1};
   c = ResolveDataCopies(Shuffle::kAuto, true, false, 4e6, 0, 1e12, alone, 1);
   EXPECT_EQ(c.shuffle, Shuffle::kIndex);
-  EXPECT_EQ(c.auto_note, "auto: shard 4.0 MB fits a quarter of the 32 MiB L3");
+  EXPECT_EQ(c.auto_reason, "shard 4.0 MB fits a quarter of the 32 MiB L3");
 
   // No cache known (a described machine without caches, PlanRun before placement): epoch.
   c = ResolveDataCopies(Shuffle::kAuto, true, false, 1, 0, 1e9);
   EXPECT_EQ(c.shuffle, Shuffle::kEpoch);
-  EXPECT_EQ(c.auto_note, "auto: no cache size known");
+  EXPECT_EQ(c.auto_reason, "no cache size known");
 
   // Epoch chosen, then short of memory: index, with both reasons.
   c = ResolveDataCopies(Shuffle::kAuto, true, false, 101, 0, 300, l3, 1);
   EXPECT_EQ(c.shuffle, Shuffle::kIndex);
   EXPECT_NE(c.shuffle_note.find("index: --shuffle epoch needs"), std::string::npos) << c.shuffle_note;
-  EXPECT_NE(c.auto_note.find("exceeds"), std::string::npos) << c.auto_note;
+  EXPECT_NE(c.auto_reason.find("exceeds"), std::string::npos) << c.auto_reason;
 
   // Only auto is resolved by the cache.
   EXPECT_EQ(ResolveDataCopies(Shuffle::kEpoch, true, false, 1, 0, 1e9, l3, 1).shuffle, Shuffle::kEpoch);
-  EXPECT_TRUE(ResolveDataCopies(Shuffle::kEpoch, true, false, 1, 0, 1e9, l3, 1).auto_note.empty());
+  EXPECT_TRUE(ResolveDataCopies(Shuffle::kEpoch, true, false, 1, 0, 1e9, l3, 1).auto_reason.empty());
 }
 
 // --memory-budget: the epoch's copy first, then the shard copies, then (bytes_left) the hot
@@ -367,7 +367,7 @@ TEST(Shuffle, AutoIsTheDefaultAndSaysWhatItChose) {
   EXPECT_NE(SummaryLine(b, "shuffle").find("(auto: no cache size known)"), std::string::npos)
       << SummaryLine(b, "shuffle");
   bool reported = false;
-  for (const ModeSetting& m : a.settings) reported = reported || m.key == "shuffle_auto";
+  for (const ModeSetting& m : a.settings) reported = reported || m.key == "shuffle_reason";
   EXPECT_TRUE(reported);
   EXPECT_EQ(a.params, b.params);
 }

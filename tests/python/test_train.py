@@ -78,12 +78,13 @@ def test_shuffle_defaults_to_auto_and_reports_its_choice(sparse_problem):
     cached = corral.train(X, y, hardware="synthetic:pack:1 l3:1 core:1", **FIXED)
     uncached = corral.train(X, y, hardware="synthetic:core:1", **FIXED)
     assert cached.summary["shuffle"] == "index" and cached.summary["shuffle_copy_bytes"] == 0
-    assert cached.summary["shuffle_auto"].startswith("auto: shard ")
+    assert cached.summary["shuffle_reason"].startswith("shard ")
+    assert cached.summary["shuffle_requested"] == "auto"
     assert uncached.summary["shuffle"] == "epoch"
-    assert uncached.summary["shuffle_auto"] == "auto: no cache size known"
+    assert uncached.summary["shuffle_reason"] == "no cache size known"
     assert np.array_equal(cached.params, uncached.params)
     explicit = corral.train(X, y, hardware="synthetic:pack:1 l3:1 core:1", shuffle="epoch", **FIXED)
-    assert explicit.summary["shuffle"] == "epoch" and "shuffle_auto" not in explicit.summary
+    assert explicit.summary["shuffle"] == "epoch" and "shuffle_reason" not in explicit.summary
 
 
 # (Python options, the same flags for the CLI): each must fail with the CLI's message.

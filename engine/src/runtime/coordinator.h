@@ -151,7 +151,7 @@ struct RunPlan {
   RunSpecs specs;                    // compressor, links
   Shuffle shuffle = Shuffle::kIndex;  // --shuffle, index where epoch's copy does not fit
   std::string shuffle_note;           // why epoch fell back to index (empty: it did not)
-  std::string shuffle_auto;           // --shuffle auto: what it chose and why (empty: not auto)
+  std::string shuffle_reason;         // --shuffle auto: why it chose what it did (empty: not auto)
   std::string shards_note;            // why shards are views though copies were asked for
   // What --memory-budget leaves for other copies of the data (the hot head's split rows) after
   // the epoch's and the shards' (infinite without a budget).
@@ -323,7 +323,7 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
                                         static_cast<double>(MemoryLimitBytes()));
   plan.shuffle = copies.shuffle;
   plan.shuffle_note = std::move(copies.shuffle_note);
-  plan.shuffle_auto = std::move(copies.auto_note);
+  plan.shuffle_reason = std::move(copies.auto_reason);
   plan.copy_bytes_left = copies.bytes_left;
   return plan;
 }
@@ -360,7 +360,10 @@ void DescribeShuffle(const Mode& mode, const RunPlan& plan, TrainResult& r) {
   }
   AddSetting(r, "shuffle", std::string(ToString(r.shuffle)));
   AddSetting(r, "shuffle_copy_bytes", static_cast<std::int64_t>(r.shuffle_copy_bytes));
-  if (!plan.shuffle_auto.empty()) AddSetting(r, "shuffle_auto", plan.shuffle_auto);
+  if (!plan.shuffle_reason.empty()) {  // as --algo auto's algo_requested and algo_reason
+    AddSetting(r, "shuffle_requested", std::string("auto"));
+    AddSetting(r, "shuffle_reason", plan.shuffle_reason);
+  }
   if (why.empty() && r.shuffle == Shuffle::kEpoch) {
     why = "epoch: each worker's rows copied into the epoch's random order (" +
           FormatBytes(static_cast<double>(r.shuffle_copy_bytes)) + " in all)";
@@ -368,7 +371,7 @@ void DescribeShuffle(const Mode& mode, const RunPlan& plan, TrainResult& r) {
     why = std::string(ToString(r.shuffle));
   }
   // --shuffle auto: the rule's choice after what happened to it ("index (auto: shard ...)").
-  AddSummaryLine(r, "shuffle", plan.shuffle_auto.empty() ? why : why + " (" + plan.shuffle_auto + ")");
+  AddSummaryLine(r, "shuffle", plan.shuffle_reason.empty() ? why : why + " (auto: " + plan.shuffle_reason + ")");
   if (!plan.shards_note.empty()) AddSummaryLine(r, "shards", plan.shards_note);
   if (plan.config.memory_budget != 0) {
     AddSetting(r, "memory_budget", static_cast<std::int64_t>(plan.config.memory_budget));
@@ -448,7 +451,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   plan.shuffle = copies.shuffle;
   plan.copy_shards = copies.copy_shards;
   plan.shuffle_note = std::move(copies.shuffle_note);
-  plan.shuffle_auto = std::move(copies.auto_note);
+  plan.shuffle_reason = std::move(copies.auto_reason);
   plan.shards_note = std::move(copies.shards_note);
   plan.copy_bytes_left = copies.bytes_left;
   plan.live = observer.live != nullptr;

@@ -201,7 +201,7 @@ struct DataCopies {
   bool copy_shards;
   std::string shuffle_note;
   std::string shards_note;
-  std::string auto_note;  // --shuffle auto: what it chose and why (empty: not auto)
+  std::string auto_reason;  // --shuffle auto: why it chose what it did (empty: not auto)
   double bytes_left = std::numeric_limits<double>::infinity();  // of the budget, after these copies
 };
 
@@ -230,11 +230,11 @@ inline DataCopies ResolveDataCopies(Shuffle requested, bool relays, bool copy_sh
                           : cache_name;
     if (cache.bytes > 0 && shard <= kAutoCacheFraction * cache.bytes) {
       requested = Shuffle::kIndex;
-      r.auto_note = "auto: shard " + FormatBytes(shard) + " fits a quarter of " + share;
+      r.auto_reason = "shard " + FormatBytes(shard) + " fits a quarter of " + share;
     } else {
       requested = Shuffle::kEpoch;
-      r.auto_note = cache.bytes <= 0 ? "auto: no cache size known"
-                                     : "auto: shard " + FormatBytes(shard) + " exceeds a quarter of " + share;
+      r.auto_reason = cache.bytes <= 0 ? "no cache size known"
+                                       : "shard " + FormatBytes(shard) + " exceeds a quarter of " + share;
     }
     r.shuffle = requested;
   }
