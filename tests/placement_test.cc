@@ -13,6 +13,7 @@
 #include <corral/placement.h>
 
 #include "engine/src/runtime/hardware.h"
+#include "engine/src/runtime/placement.h"
 
 namespace corral {
 namespace {
@@ -106,6 +107,25 @@ TEST(PlacementOnCcxBox, GroupsAreTheL3DomainsOfOneNode) {
   const PlacementReport scatter = PlanPlacement(kCcxBox, Pin::kScatter, 8);
   EXPECT_EQ(scatter.worker_core, Iota(8, 8));
   EXPECT_EQ(HierarchicalGroups(scatter.worker_domain), Iota(8));
+}
+
+// --shuffle auto's cache share: the largest cache level over the workers on one such cache
+// (pinned: those on the same L3; else spread evenly); none reported, bytes 0.
+TEST(CacheShare, DividesTheLargestCacheByTheWorkersOnIt) {
+  using internal::Placement;
+  const double l3 = Placement(kCcxBox, Pin::kNone, 1).cache_share().cache_bytes;
+  EXPECT_GT(l3, 0);  // hwloc's synthetic default size
+  const Placement compact(kCcxBox, Pin::kCompact, 4);  // 4 workers on the first L3's cores
+  EXPECT_EQ(compact.cache_share().level, "L3");
+  EXPECT_EQ(compact.cache_share().sharers, 4);
+  EXPECT_EQ(compact.cache_share().bytes, l3 / 4);
+  const Placement scatter(kCcxBox, Pin::kScatter, 8);  // one worker per L3
+  EXPECT_EQ(scatter.cache_share().sharers, 1);
+  EXPECT_EQ(Placement(kCcxBox, Pin::kNone, 20).cache_share().sharers, 3);  // 20 over 8, unpinned
+  const Placement l2("synthetic:l2:2 core:1", Pin::kNone, 2);
+  EXPECT_EQ(l2.cache_share().level, "L2");
+  EXPECT_EQ(l2.cache_share().sharers, 1);
+  EXPECT_EQ(internal::Placement(kFlatBox, Pin::kCompact, 2).cache_share().bytes, 0);
 }
 
 TEST(PlacementFromXml, ReadsAnLstopoExport) {

@@ -249,6 +249,40 @@ TEST(Shuffle, FallsBackToIndexWhenTheCopyDoesNotFit) {
   EXPECT_EQ(ResolveDataCopies(Shuffle::kIndex, true, false, 1e12, 0, 1).shuffle, Shuffle::kIndex);
 }
 
+// --shuffle auto: index when a worker's shard takes at most a quarter of its cache share,
+// else epoch (and then epoch's memory fallbacks); the note says which and why.
+TEST(Shuffle, AutoReadsInPlaceWhenAShardFitsItsCacheShare) {
+  const CacheShare l3{.bytes = 400, .cache_bytes = 800, .level = "L3", .sharers = 2};
+  DataCopies c = ResolveDataCopies(Shuffle::kAuto, true, false, 200, 0, 1e9, l3, 2);
+  EXPECT_EQ(c.shuffle, Shuffle::kIndex);
+  EXPECT_TRUE(c.shuffle_note.empty());
+  EXPECT_EQ(c.auto_reason, "shard 100 bytes fits a quarter of its 400 bytes share of the 800 bytes L3");
+
+  c = ResolveDataCopies(Shuffle::kAuto, true, false, 202, 0, 1e9, l3, 2);  // 101 bytes a shard
+  EXPECT_EQ(c.shuffle, Shuffle::kEpoch);
+  EXPECT_EQ(c.auto_reason, "shard 101 bytes exceeds a quarter of its 400 bytes share of the 800 bytes L3");
+
+  const CacheShare alone{.bytes = 32 << 20, .cache_bytes = 32 << 20, .level = "L3", .sharers = 1};
+  c = ResolveDataCopies(Shuffle::kAuto, true, false, 4e6, 0, 1e12, alone, 1);
+  EXPECT_EQ(c.shuffle, Shuffle::kIndex);
+  EXPECT_EQ(c.auto_reason, "shard 4.0 MB fits a quarter of the 32 MiB L3");
+
+  // No cache known (a described machine without caches, PlanRun before placement): epoch.
+  c = ResolveDataCopies(Shuffle::kAuto, true, false, 1, 0, 1e9);
+  EXPECT_EQ(c.shuffle, Shuffle::kEpoch);
+  EXPECT_EQ(c.auto_reason, "no cache size known");
+
+  // Epoch chosen, then short of memory: index, with both reasons.
+  c = ResolveDataCopies(Shuffle::kAuto, true, false, 101, 0, 300, l3, 1);
+  EXPECT_EQ(c.shuffle, Shuffle::kIndex);
+  EXPECT_NE(c.shuffle_note.find("index: --shuffle epoch needs"), std::string::npos) << c.shuffle_note;
+  EXPECT_NE(c.auto_reason.find("exceeds"), std::string::npos) << c.auto_reason;
+
+  // Only auto is resolved by the cache.
+  EXPECT_EQ(ResolveDataCopies(Shuffle::kEpoch, true, false, 1, 0, 1e9, l3, 1).shuffle, Shuffle::kEpoch);
+  EXPECT_TRUE(ResolveDataCopies(Shuffle::kEpoch, true, false, 1, 0, 1e9, l3, 1).auto_reason.empty());
+}
+
 // --memory-budget: the epoch's copy first, then the shard copies, then (bytes_left) the hot
 // head's split rows; what does not fit is read in place and said.
 TEST(MemoryBudget, KeepsTheEpochCopyFirstThenTheShards) {
@@ -324,12 +358,37 @@ std::string SummaryLine(const TrainResult& r, const std::string& label) {
   return "";
 }
 
+// The default, auto, on described machines: with an L3 (hwloc's synthetic default, 16 MiB) the
+// small set reads in place; without a cache size it re-lays out. Either way the same model.
+TEST(Shuffle, AutoIsTheDefaultAndSaysWhatItChose) {
+  const SyntheticSplit data = testing::SmallProblem();
+  EXPECT_EQ(TrainConfig{}.shuffle, Shuffle::kAuto);
+  TrainConfig cached{.threads = 1, .epochs = 2, .lr = 0.2f, .hardware = "synthetic:pack:1 l3:1 core:1 pu:1"};
+  TrainConfig uncached = cached;
+  uncached.hardware = "synthetic:core:1 pu:1";
+  const TrainResult a = Train(data.train, nullptr, cached);
+  const TrainResult b = Train(data.train, nullptr, uncached);
+  EXPECT_EQ(a.shuffle, Shuffle::kIndex);
+  EXPECT_EQ(a.shuffle_copy_bytes, 0u);
+  EXPECT_EQ(SummaryLine(a, "shuffle").rfind("index (auto: shard ", 0), 0u) << SummaryLine(a, "shuffle");
+  EXPECT_NE(SummaryLine(a, "shuffle").find("fits a quarter of the 16 MiB L3)"), std::string::npos)
+      << SummaryLine(a, "shuffle");
+  EXPECT_EQ(b.shuffle, Shuffle::kEpoch);
+  EXPECT_GT(b.shuffle_copy_bytes, 0u);
+  EXPECT_NE(SummaryLine(b, "shuffle").find("(auto: no cache size known)"), std::string::npos)
+      << SummaryLine(b, "shuffle");
+  bool reported = false;
+  for (const ModeSetting& m : a.settings) reported = reported || m.key == "shuffle_reason";
+  EXPECT_TRUE(reported);
+  EXPECT_EQ(a.params, b.params);
+}
+
 // A budget below one copy: the run reads its rows in place (index order, no hot head) and is
 // the same run, bit for bit, as one asked for that way; a budget that holds the copies changes
 // nothing.
 TEST(MemoryBudget, ARunThatDoesNotFitIsTheInPlaceRunBitForBit) {
   const SyntheticSplit data = testing::SmallProblem();
-  const TrainConfig base{.threads = 1, .epochs = 2, .lr = 0.2f, .pin = Pin::kNone};
+  const TrainConfig base{.threads = 1, .epochs = 2, .lr = 0.2f, .pin = Pin::kNone, .shuffle = Shuffle::kEpoch};
   TrainConfig tight = base;
   tight.memory_budget = 1000;
   const TrainResult small = Train(data.train, nullptr, tight);
@@ -360,7 +419,7 @@ TEST(MemoryBudget, ShardCopiesGoBeforeTheEpochCopy) {
   const SyntheticSplit data = testing::SmallProblem();
   const double bytes = DataBytes(data.train);
   TrainConfig c{.threads = 2, .epochs = 1, .lr = 0.2f, .hardware = "synthetic:numa:2 core:1 pu:1",
-                .hot_coords = 0};
+                .shuffle = Shuffle::kEpoch, .hot_coords = 0};
   c.memory_budget = static_cast<std::uint64_t>(1.5 * bytes);
   const TrainResult r = Train(data.train, nullptr, c);
   EXPECT_EQ(r.shuffle, Shuffle::kEpoch);
@@ -371,6 +430,7 @@ TEST(MemoryBudget, ShardCopiesGoBeforeTheEpochCopy) {
 }
 
 TEST(Shuffle, ParsesItsValuesAndNamesTheFlagOtherwise) {
+  EXPECT_EQ(ParseShuffle("auto"), Shuffle::kAuto);
   EXPECT_EQ(ParseShuffle("epoch"), Shuffle::kEpoch);
   EXPECT_EQ(ParseShuffle("index"), Shuffle::kIndex);
   EXPECT_EQ(ParseShuffle("off"), Shuffle::kOff);
@@ -380,7 +440,7 @@ TEST(Shuffle, ParsesItsValuesAndNamesTheFlagOtherwise) {
     FAIL() << "accepted 'random'";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kBadConfig);
-    EXPECT_STREQ(e.what(), "unknown --shuffle value 'random' (expected one of: epoch, index, off)");
+    EXPECT_STREQ(e.what(), "unknown --shuffle value 'random' (expected one of: auto, epoch, index, off)");
   }
 }
 

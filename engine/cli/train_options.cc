@@ -126,9 +126,10 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "(corral data convert) is read through a file mapping and not counted (default: the "
                   "machine's memory)");
   cmd->add_option("--shuffle", o.shuffle,
-                  "Visiting order: epoch (shuffled each epoch, rows copied into that order and "
-                  "streamed; index when memory is short), index (the same order, rows read in "
-                  "place), off (storage order)")
+                  "Visiting order: auto (index when a worker's shard fits a quarter of its share of the "
+                  "largest cache, else epoch), epoch (shuffled each epoch, rows copied into that "
+                  "order and streamed; index when memory is short), index (the same order, rows "
+                  "read in place), off (storage order)")
       ->capture_default_str();
   cmd->add_option("--target-loss", c.target_loss,
                   "Stop once the objective at an epoch end is at or below this");

@@ -20,7 +20,7 @@ struct TrainOptions {
   std::string algo = "auto";
   std::string model = "logistic";
   std::string pin = "compact";
-  std::string shuffle = "epoch";
+  std::string shuffle = "auto";
   std::string rounding = "stochastic";
   std::string mix_order = "mix-then-step";
   std::string gamma;  // choco: a number, "theory", or empty (the default)

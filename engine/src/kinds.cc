@@ -68,7 +68,8 @@ constexpr std::array<std::pair<std::string_view, Pin>, 3> kPins{{
     {"scatter", Pin::kScatter},
     {"none", Pin::kNone},
 }};
-constexpr std::array<std::pair<std::string_view, Shuffle>, 3> kShuffles{{
+constexpr std::array<std::pair<std::string_view, Shuffle>, 4> kShuffles{{
+    {"auto", Shuffle::kAuto},
     {"epoch", Shuffle::kEpoch},
     {"index", Shuffle::kIndex},
     {"off", Shuffle::kOff},

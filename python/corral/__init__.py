@@ -157,7 +157,8 @@ def train(X, y=None, model="logistic", algo="auto", *, test=None, callbacks=None
     live: a LiveModel other threads read snapshots from while it trains.
     options: every other option of ``corral train`` with underscores for dashes: l2, threads,
     epochs, batch, hidden, rank, no_bias, lr, optimizer ("sgd", "adagrad", "momentum"), momentum, lr_decay, lr_schedule ("exp", "inv-sqrt",
-    "cosine"), warmup (epochs, or a fraction of epochs below 1), seed, pin, shuffle, target_loss,
+    "cosine"), warmup (epochs, or a fraction of epochs below 1), seed, pin, shuffle ("auto",
+    the default, "epoch", "index", "off"), target_loss,
     validation (a path, or a fraction of the rows held out), early_stop, metric ("loss", "acc",
     "auc", "rmse"), class_weight ("none", "balanced" or "LABEL:W,...", e.g. "1:5,-1:1"), time_limit, bits, model_bits, rounding, compress, gamma, strict, topology, link,
     link_mode, gossip_every, mix_order, group_size, hot_coords, hot_sync, schedule ("free" or

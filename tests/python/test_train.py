@@ -83,6 +83,22 @@ def test_auto_is_the_default_and_the_summary_names_the_mode_that_ran(sparse_prob
     assert given.summary["algo"] == "hogwild" and "algo_reason" not in given.summary
 
 
+def test_shuffle_defaults_to_auto_and_reports_its_choice(sparse_problem):
+    """auto resolves on a described machine: with an L3 (hwloc's synthetic 16 MiB) the small set
+    is read in place, without a cache size it is re-laid out; the model is the same either way."""
+    X, y, _ = sparse_problem
+    cached = corral.train(X, y, hardware="synthetic:pack:1 l3:1 core:1", **FIXED)
+    uncached = corral.train(X, y, hardware="synthetic:core:1", **FIXED)
+    assert cached.summary["shuffle"] == "index" and cached.summary["shuffle_copy_bytes"] == 0
+    assert cached.summary["shuffle_reason"].startswith("shard ")
+    assert cached.summary["shuffle_requested"] == "auto"
+    assert uncached.summary["shuffle"] == "epoch"
+    assert uncached.summary["shuffle_reason"] == "no cache size known"
+    assert np.array_equal(cached.params, uncached.params)
+    explicit = corral.train(X, y, hardware="synthetic:pack:1 l3:1 core:1", shuffle="epoch", **FIXED)
+    assert explicit.summary["shuffle"] == "epoch" and "shuffle_reason" not in explicit.summary
+
+
 # (Python options, the same flags for the CLI): each must fail with the CLI's message.
 BAD = [
     (dict(epochs=0), ["--epochs", "0"]),

@@ -56,6 +56,8 @@ enum class Shuffle {
   kEpoch,  // a fresh permutation each epoch, the rows copied into it and read as a stream
   kIndex,  // the same permutation, the rows read through it where they are stored
   kOff,    // storage order every epoch (no shuffling; for measuring what shuffling costs)
+  kAuto,   // index where a worker's shard fits its share of the cache, else epoch (resolved
+           // before the run; TrainResult::shuffle holds the resolution)
 };
 
 // What early stopping watches on the validation set (--metric); loss and rmse improve

@@ -90,11 +90,13 @@ struct TrainConfig {
   // another, synthetic:"pack:2 numa:4 l3:2 core:8 pu:2" (hwloc's synthetic topology) or
   // xml:FILE (from `lstopo FILE.xml`); threads are then not bound, and the summary says so.
   std::string hardware;
-  // Visiting order: epoch (a fresh random order every epoch, each worker's rows copied into it
-  // and read as a stream: one extra copy of the data set, falling back to index when that does
-  // not fit in memory), index (the same order, rows read where they lie) or off (storage order).
-  // epoch and index visit the same samples in the same order: results are identical.
-  Shuffle shuffle = Shuffle::kEpoch;
+  // Visiting order: auto (index when a worker's shard takes at most a quarter of its share of the
+  // largest cache, else epoch), epoch (a fresh random order every epoch, each worker's rows
+  // copied into it and read as a stream: one extra copy of the data set, falling back to index
+  // when that does not fit in memory), index (the same order, rows read where they lie) or off
+  // (storage order). epoch and index visit the same samples in the same order: results are
+  // identical.
+  Shuffle shuffle = Shuffle::kAuto;
   // Write one JSON line per evaluation point and a summary line to this file (none if empty).
   std::string metrics_path;
   // Evaluate the objective (and the test and validation sets) after every this many epochs and
@@ -383,8 +385,8 @@ struct TrainResult {
   double gamma = 0;            // choco: the consensus step size used
   int hot_coords = 0;          // hogwild, hogwild++: coordinates each worker kept a private copy of
   int hot_sync = 0;            // ... and updates of a coordinate between its syncs (0: no copy)
-  // The visiting order used: TrainConfig::shuffle, or index where epoch fell back (memory, or a
-  // mode that does not re-lay out its rows) ...
+  // The visiting order used: TrainConfig::shuffle (auto resolved to index or epoch), or index
+  // where epoch fell back (memory, or a mode that does not re-lay out its rows) ...
   Shuffle shuffle = Shuffle::kIndex;
   // ... and, for epoch, the memory its re-laid-out copies took (one shard copy per worker).
   std::uint64_t shuffle_copy_bytes = 0;

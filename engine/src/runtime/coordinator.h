@@ -151,6 +151,7 @@ struct RunPlan {
   RunSpecs specs;                    // compressor, links
   Shuffle shuffle = Shuffle::kIndex;  // --shuffle, index where epoch's copy does not fit
   std::string shuffle_note;           // why epoch fell back to index (empty: it did not)
+  std::string shuffle_reason;         // --shuffle auto: why it chose what it did (empty: not auto)
   std::string shards_note;            // why shards are views though copies were asked for
   // What --memory-budget leaves for other copies of the data (the hot head's split rows) after
   // the epoch's and the shards' (infinite without a budget).
@@ -318,11 +319,13 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
   }
   plan.start.resize(static_cast<std::size_t>(threads), 0);
   // The copies for workers on one node and a mode that re-lays out its rows; the coordinator
-  // settles them once it knows the placement and the mode (ResolveDataCopies there).
+  // settles them once it knows the placement and the mode (ResolveDataCopies there): until
+  // then --shuffle auto knows no cache and resolves to epoch.
   DataCopies copies = ResolveDataCopies(config.shuffle, true, false, DataBytes(train), config.memory_budget,
                                         static_cast<double>(MemoryLimitBytes()));
   plan.shuffle = copies.shuffle;
   plan.shuffle_note = std::move(copies.shuffle_note);
+  plan.shuffle_reason = std::move(copies.auto_reason);
   plan.copy_bytes_left = copies.bytes_left;
   return plan;
 }
@@ -359,14 +362,18 @@ void DescribeShuffle(const Mode& mode, const RunPlan& plan, TrainResult& r) {
   }
   AddSetting(r, "shuffle", std::string(ToString(r.shuffle)));
   AddSetting(r, "shuffle_copy_bytes", static_cast<std::int64_t>(r.shuffle_copy_bytes));
-  if (!why.empty()) {
-    AddSummaryLine(r, "shuffle", why);
-  } else if (r.shuffle == Shuffle::kEpoch) {
-    AddSummaryLine(r, "shuffle", "epoch: each worker's rows copied into the epoch's random order (" +
-                                     FormatBytes(static_cast<double>(r.shuffle_copy_bytes)) + " in all)");
-  } else {
-    AddSummaryLine(r, "shuffle", std::string(ToString(r.shuffle)));
+  if (!plan.shuffle_reason.empty()) {  // as --algo auto's algo_requested and algo_reason
+    AddSetting(r, "shuffle_requested", std::string("auto"));
+    AddSetting(r, "shuffle_reason", plan.shuffle_reason);
   }
+  if (why.empty() && r.shuffle == Shuffle::kEpoch) {
+    why = "epoch: each worker's rows copied into the epoch's random order (" +
+          FormatBytes(static_cast<double>(r.shuffle_copy_bytes)) + " in all)";
+  } else if (why.empty()) {
+    why = std::string(ToString(r.shuffle));
+  }
+  // --shuffle auto: the rule's choice after what happened to it ("index (auto: shard ...)").
+  AddSummaryLine(r, "shuffle", plan.shuffle_reason.empty() ? why : why + " (auto: " + plan.shuffle_reason + ")");
   if (!plan.shards_note.empty()) AddSummaryLine(r, "shards", plan.shards_note);
   if (plan.config.memory_budget != 0) {
     AddSetting(r, "memory_budget", static_cast<std::int64_t>(plan.config.memory_budget));
@@ -443,10 +450,12 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   plan.worker_domain = placement.report().worker_domain;
   DataCopies copies = ResolveDataCopies(
       config.shuffle, requires(const Mode& m) { m.Shuffling(); }, placement.report().numa_nodes_used > 1,
-      DataBytes(train), config.memory_budget, static_cast<double>(MemoryLimitBytes()));
+      DataBytes(train), config.memory_budget, static_cast<double>(MemoryLimitBytes()),
+      placement.cache_share(), threads);
   plan.shuffle = copies.shuffle;
   plan.copy_shards = copies.copy_shards;
   plan.shuffle_note = std::move(copies.shuffle_note);
+  plan.shuffle_reason = std::move(copies.auto_reason);
   plan.shards_note = std::move(copies.shards_note);
   plan.copy_bytes_left = copies.bytes_left;
   plan.live = observer.live != nullptr;

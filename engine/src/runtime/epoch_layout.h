@@ -11,6 +11,7 @@
 // touched by the worker.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include <corral/limits.h>
 
 #include "engine/src/runtime/huge_pages.h"
+#include "engine/src/runtime/placement.h"
 
 namespace corral::internal {
 
@@ -181,18 +183,6 @@ class EpochLayout {
   Dataset view_;
 };
 
-// The copies of the training set a run makes, each of `data_bytes` (one per worker in all):
-// --shuffle epoch's re-laid-out rows (only by modes that re-lay out: `relays`), and the
-// workers' shards when they span NUMA nodes (RunPlan::copy_shards). What does not fit is read
-// where it lies; the notes say why (empty: everything asked for fits).
-struct DataCopies {
-  Shuffle shuffle;
-  bool copy_shards;
-  std::string shuffle_note;
-  std::string shards_note;
-  double bytes_left = std::numeric_limits<double>::infinity();  // of the budget, after these copies
-};
-
 // A --memory-budget as its user likely spelled it: "128 MiB" for 128M, else FormatBytes.
 inline std::string FormatBudget(std::uint64_t bytes) {
   for (const auto& [shift, unit] : {std::pair{40, " TiB"}, {30, " GiB"}, {20, " MiB"}, {10, " KiB"}}) {
@@ -202,14 +192,52 @@ inline std::string FormatBudget(std::uint64_t bytes) {
   return FormatBytes(static_cast<double>(bytes));
 }
 
+// The copies of the training set a run makes, each of `data_bytes` (one per worker in all):
+// --shuffle epoch's re-laid-out rows (only by modes that re-lay out: `relays`), and the
+// workers' shards when they span NUMA nodes (RunPlan::copy_shards). What does not fit is read
+// where it lies; the notes say why (empty: everything asked for fits).
+struct DataCopies {
+  Shuffle shuffle;
+  bool copy_shards;
+  std::string shuffle_note;
+  std::string shards_note;
+  std::string auto_reason;  // --shuffle auto: why it chose what it did (empty: not auto)
+  double bytes_left = std::numeric_limits<double>::infinity();  // of the budget, after these copies
+};
+
 // Without a budget (0), epoch needs the loaded set, its shard copies and the epoch's copy (three
 // copies, counted whether or not the shards are copies) within `machine_bytes`
 // (MemoryLimitBytes); shards are copied as asked. With a budget (--memory-budget) the copies
 // alone must fit in it, the epoch's copy first: it is first-touched by its worker like a shard
 // copy, so it keeps the reads on the worker's node and streams them too; then the shard copies.
+//
+// --shuffle auto resolves here, first: index when a worker's shard (data_bytes / workers) takes
+// at most kAutoCacheFraction of its share of the cache (`cache`; unknown, bytes 0: epoch), else
+// epoch with the fallbacks above. A shard that stays in the cache is read in place as fast as
+// a stream, so epoch's copy is pure cost there (docs/algorithms.md, "Shuffling").
+inline constexpr double kAutoCacheFraction = 0.25;
+
 inline DataCopies ResolveDataCopies(Shuffle requested, bool relays, bool copy_shards,
-                                    double data_bytes, std::uint64_t budget, double machine_bytes) {
-  DataCopies r{requested, copy_shards, {}, {}, std::numeric_limits<double>::infinity()};
+                                    double data_bytes, std::uint64_t budget, double machine_bytes,
+                                    const CacheShare& cache = {}, int workers = 1) {
+  DataCopies r{requested, copy_shards, {}, {}, {}, std::numeric_limits<double>::infinity()};
+  if (requested == Shuffle::kAuto) {
+    const double shard = data_bytes / std::max(workers, 1);
+    const std::string cache_name =
+        "the " + FormatBudget(static_cast<std::uint64_t>(cache.cache_bytes)) + " " + cache.level;
+    const std::string share =
+        cache.sharers > 1 ? "its " + FormatBudget(static_cast<std::uint64_t>(cache.bytes)) + " share of " + cache_name
+                          : cache_name;
+    if (cache.bytes > 0 && shard <= kAutoCacheFraction * cache.bytes) {
+      requested = Shuffle::kIndex;
+      r.auto_reason = "shard " + FormatBytes(shard) + " fits a quarter of " + share;
+    } else {
+      requested = Shuffle::kEpoch;
+      r.auto_reason = cache.bytes <= 0 ? "no cache size known"
+                                       : "shard " + FormatBytes(shard) + " exceeds a quarter of " + share;
+    }
+    r.shuffle = requested;
+  }
   const bool epoch = requested == Shuffle::kEpoch && relays;
   if (budget == 0) {
     if (epoch && 3 * data_bytes > machine_bytes) {

@@ -78,6 +78,32 @@ std::vector<int> FirstSeenIds(const std::vector<Key>& keys) {
   return ids;
 }
 
+// Each of `workers` workers' share of the largest cache level (CacheShare); `worker_l3` as
+// PlacementReport (all -1 when unpinned or no L3 is reported).
+CacheShare CacheShareOf(hwloc_topology_t topo, int workers, const std::vector<int>& worker_l3) {
+  for (const auto& [type, name] : {std::pair{HWLOC_OBJ_L3CACHE, "L3"}, {HWLOC_OBJ_L2CACHE, "L2"}}) {
+    const int caches = hwloc_get_nbobjs_by_type(topo, type);
+    if (caches <= 0) continue;
+    double smallest = 0;
+    for (int i = 0; i < caches; ++i) {
+      hwloc_obj_t c = hwloc_get_obj_by_type(topo, type, static_cast<unsigned>(i));
+      const auto size = static_cast<double>(c->attr->cache.size);
+      if (size > 0 && (smallest == 0 || size < smallest)) smallest = size;
+    }
+    if (smallest == 0) continue;
+    int sharers = (workers + caches - 1) / caches;
+    const bool placed = type == HWLOC_OBJ_L3CACHE && !worker_l3.empty() &&
+                        std::ranges::all_of(worker_l3, [](int l3) { return l3 >= 0; });
+    if (placed) {
+      sharers = 0;
+      for (const int l3 : worker_l3) sharers = std::max(sharers, static_cast<int>(std::ranges::count(worker_l3, l3)));
+    }
+    sharers = std::max(sharers, 1);
+    return {.bytes = smallest / sharers, .cache_bytes = smallest, .level = name, .sharers = sharers};
+  }
+  return {};
+}
+
 }  // namespace
 
 Placement::Placement(std::string_view hardware, Pin pin, int workers) : hardware_(hardware) {
@@ -91,6 +117,7 @@ Placement::Placement(std::string_view hardware, Pin pin, int workers) : hardware
   hwloc_topology_t topo = hardware_.topology();
   if (topo == nullptr) return;
   report_.machine = ShapeOf(topo);
+  cache_share_ = CacheShareOf(topo, workers, {});
   if (pin == Pin::kNone) return;
 
   const std::vector<int> order = PuOrder(topo, pin, workers);
@@ -110,6 +137,7 @@ Placement::Placement(std::string_view hardware, Pin pin, int workers) : hardware
     domain[w] = {report_.worker_package[w], report_.worker_numa[w], report_.worker_l3[w]};
   }
   report_.worker_domain = FirstSeenIds(domain);
+  cache_share_ = CacheShareOf(topo, workers, report_.worker_l3);
   report_.numa_nodes_used = nodes.empty() ? 1 : static_cast<int>(nodes.size());
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -15,6 +16,16 @@
 #include "engine/src/runtime/hardware.h"
 
 namespace corral::internal {
+
+// The part of the machine's largest cache one worker can count on (--shuffle auto): the
+// smallest cache of the largest level hwloc reports (L3, else L2), divided by the workers that
+// share one. bytes = 0: unknown (no cache reported).
+struct CacheShare {
+  double bytes = 0;        // per worker
+  double cache_bytes = 0;  // the whole cache
+  std::string level;       // "L3", "L2"
+  int sharers = 1;         // workers on one such cache
+};
 
 class Placement {
  public:
@@ -50,9 +61,14 @@ class Placement {
   // clears it when a Bind failed.
   const PlacementReport& report() const { return report_; }
 
+  // Each worker's share of the largest cache level: pinned workers count those on the same L3
+  // (report().worker_l3), otherwise the workers are assumed spread evenly over the caches.
+  const CacheShare& cache_share() const { return cache_share_; }
+
  private:
   Hardware hardware_;
   PlacementReport report_;
+  CacheShare cache_share_;
 };
 
 }  // namespace corral::internal
