@@ -44,7 +44,7 @@ thread_start_failure)
 resume_under_another_algorithm)
   small
   limited "$corral" train --data small.svm --model mlp --hidden 8 --threads 2 --epochs 100000 \
-    --time-limit 0.3 --save h.model --quiet || fail "the checkpoint run failed"
+    --algo hogwild --time-limit 0.3 --save h.model --quiet || fail "the checkpoint run failed"
   expect 2 "h.model: cannot resume: the checkpoint was written with --algo hogwild (this run: sync)" \
     limited "$corral" train --data small.svm --model mlp --hidden 8 --threads 2 --epochs 100000 \
     --algo sync --resume h.model --quiet
