@@ -5,8 +5,9 @@ For each set: the LIBLINEAR optimum of L2 logistic regression at C=1 (scikit-lea
 LIBLINEAR, solver="liblinear", no intercept; Corral's default l2 = 1/rows is the same
 objective), then `corral train --algo hogwild --threads 2` for --epochs epochs with plain SGD at
 every fixed step 2^-6 .. 2^3 (the default --lr-decay 0.9) and with --optimizer adagrad (its
-default --lr 0.5, with the default decay and with --lr-decay 1; and at 2^-2, 2^0, 2^1). Reported: the first epoch whose
-objective is within 1% of the optimum, and the last epoch's objective.
+searched default step, with the default decay and with --lr-decay 1; and at 2^-3 .. 2^1).
+Reported: the first epoch whose objective is within 1% of the optimum, the last epoch's
+objective, and the run's step (the searched one where --lr is unset).
 
   bench/adagrad.py --corral build/engine/cli/corral --data rcv1_small.svm zipf.svm
 (the Zipf set: corral data gen classification --rows 200000 --features 100000 --nnz-per-row 20
@@ -38,7 +39,8 @@ def objectives(corral, path, epochs, flags, tmp):
     subprocess.run([corral, "train", "--data", path, "--algo", "hogwild", "--threads", "2",
                     "--epochs", str(epochs), "--metrics", metrics, "--quiet", *flags], check=True)
     lines = [json.loads(line) for line in open(metrics)]
-    return [e["objective"] for e in lines if e.get("event") != "summary"]
+    lr = next(e["lr"] for e in lines if e.get("event") == "summary")
+    return [e["objective"] for e in lines if e.get("event") != "summary"], lr
 
 
 def main():
@@ -50,21 +52,21 @@ def main():
                         help="the optima of --data in order, when already known (skips LIBLINEAR)")
     args = parser.parse_args()
     runs = [(f"sgd --lr 2^{k}", ["--lr", str(2.0 ** k)]) for k in range(-6, 4)]
-    runs += [("adagrad (--lr 0.5)", ["--optimizer", "adagrad"]),
+    runs += [("adagrad (searched)", ["--optimizer", "adagrad"]),
              ("adagrad --lr-decay 1", ["--optimizer", "adagrad", "--lr-decay", "1"])]
     runs += [(f"adagrad --lr 2^{k}", ["--optimizer", "adagrad", "--lr", str(2.0 ** k)])
-             for k in (-2, 0, 1)]
+             for k in range(-3, 2)]
     with tempfile.TemporaryDirectory(prefix="corral-adagrad-") as tmp:
         for i, path in enumerate(args.data):
             optimum = args.optimum[i] if args.optimum else liblinear_optimum(path)
             print(f"{os.path.basename(path)}: LIBLINEAR optimum {optimum:.6f}, target +1% "
                   f"{optimum * 1.01:.6f}")
-            print(f"  {'run':24} {'epochs to +1%':>14} {'final objective':>16}")
+            print(f"  {'run':24} {'epochs to +1%':>14} {'final objective':>16} {'lr':>10}")
             for name, flags in runs:
-                obj = objectives(args.corral, path, args.epochs, flags, tmp)
+                obj, lr = objectives(args.corral, path, args.epochs, flags, tmp)
                 reached = next((i + 1 for i, o in enumerate(obj) if o <= optimum * 1.01), None)
                 shown = str(reached) if reached else f">{args.epochs}"
-                print(f"  {name:24} {shown:>14} {obj[-1]:16.6f}", flush=True)
+                print(f"  {name:24} {shown:>14} {obj[-1]:16.6f} {lr:10.6g}", flush=True)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,14 @@
 // sampled rows in place, and that must score a candidate exactly as the gathered copy would.
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include <corral/corral.h>
 
+#include "engine/src/modes/adagrad_steps.h"
 #include "engine/src/modes/linear_step.h"
 #include "engine/src/runtime/lr_search.h"
 #include "test_data.h"
@@ -37,6 +39,46 @@ TEST(StepSizeSearch, InPlaceRowsScoreAsTheGatheredCopyBitForBit) {
   }
   const EvalSums sums = model.Evaluate(w, sample, 0, sample.rows());
   EXPECT_EQ(found.objective, sums.loss / sums.rows + model.Regularizer(w));
+}
+
+// Under --optimizer adagrad the search scores each candidate 2^k by one pass of AdaGrad steps
+// (accumulators from zero) over the sample, judged on a second sample (stream 0x5eed + 1), and
+// returns the best itself. Recomputed here for every k of the grid, independently of the walk:
+// the pick is their argmin, and it differs from plain SGD's pick on this problem.
+TEST(StepSizeSearch, AdaGradPicksTheArgminOfItsOwnScores) {
+  const Dataset train = testing::SmallProblem().train;
+  const LogisticModel model(train, 1e-3f);
+  const std::uint64_t seed = 11;
+  const StepSizeSearch found = SearchStepSize(model, train, 1, seed, Optimizer::kAdaGrad);
+  const StepSizeSearch sgd = SearchStepSize(model, train, 1, seed);
+
+  Rng rng(seed, 0x5eed);
+  std::vector<std::size_t> picks(train.rows());
+  for (auto& r : picks) r = rng.Below(train.rows());
+  Rng scored_rng(seed, 0x5eed + 1);
+  std::vector<std::size_t> scored(train.rows());
+  for (auto& r : scored) r = scored_rng.Below(train.rows());
+  const Dataset sample = train.Gather(picks);
+  const Dataset judged = train.Gather(scored);
+  int best_k = 0;
+  double best = std::numeric_limits<double>::infinity();
+  for (int k = -12; k <= 6; ++k) {
+    std::vector<float> w(model.NumParams(), 0.0f);
+    std::vector<float> sum_sq(model.NumParams(), 0.0f);
+    for (std::size_t r = 0; r < sample.rows(); ++r) {
+      AdaGradLinearStep(model, Params(w), Params(sum_sq), sample.Row(r), sample.Label(r),
+                        std::ldexp(1.0f, k), w.size());
+    }
+    const EvalSums sums = model.Evaluate(w, judged, 0, judged.rows());
+    const double objective = sums.loss / sums.rows + model.Regularizer(w);
+    if (objective < best) {
+      best = objective;
+      best_k = k;
+    }
+  }
+  EXPECT_EQ(found.lr, std::ldexp(1.0f, best_k));
+  EXPECT_EQ(found.objective, best);
+  EXPECT_NE(found.lr, sgd.lr);  // the problem tells the two optimizers apart
 }
 
 }  // namespace

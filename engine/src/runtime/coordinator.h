@@ -309,10 +309,8 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
       model.Init(std::span(plan.initial), init_rng);
     }
     plan.lr = config.lr;
-    if (plan.lr <= 0 && config.optimizer == Optimizer::kAdaGrad) {
-      plan.lr = kAdaGradDefaultLr;  // the search scores plain SGD steps, not AdaGrad's
-    } else if (plan.lr <= 0) {
-      plan.lr = SearchStepSize(model, train, search_batch, config.seed).lr;
+    if (plan.lr <= 0) {
+      plan.lr = SearchStepSize(model, train, search_batch, config.seed, config.optimizer).lr;
       plan.lr = FromRankZero(cluster, plan.lr);  // the same search on every rank; rank 0's word
       lr_searched = true;
     }

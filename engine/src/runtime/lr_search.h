@@ -10,17 +10,19 @@
 #include <vector>
 
 #include <corral/dataset.h>
+#include <corral/kinds.h>
 #include <corral/model.h>
 #include <corral/rng.h>
 #include <corral/step.h>
 
+#include "engine/src/modes/adagrad_steps.h"
 #include "engine/src/modes/linear_step.h"
 
 namespace corral::internal {
 
 struct StepSizeSearch {
   float lr = 0;
-  double objective = 0;  // on the sample, after one pass at the best step size
+  double objective = 0;  // on the sample (AdaGrad: the scored sample), after one pass at the best step size
 };
 
 // Tries step sizes 2^k by one serial SGD pass (mini-batches of `batch`) over a random sample of
@@ -35,16 +37,25 @@ struct StepSizeSearch {
 // 2 threads, 20 epochs, decay 0.9 (see the foundation issue's note): with Bottou's 1,000 rows
 // the pick was 2-30x too large on a9a, ijcnn1 and the built-in set; 10,000 rows and a factor 1/2
 // land within 2x of the best fixed choice on a9a, ijcnn1, rcv1, phishing and the built-in set.
+//
+// `optimizer` is the step the run will take, and the candidates are scored with it: under
+// kAdaGrad (a linear model at batch 1, TrainConfig::Validate) each pass takes AdaGrad's steps
+// (AdaGradLinearStep) with the accumulators starting at zero, as the run's do, over the same
+// walk of 2^k; it returns the best itself, not half (docs/algorithms.md, "AdaGrad": AdaGrad's
+// steps shrink on their own, so the noise-floor argument for halving does not hold).
 template <typename M>
 StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t batch,
-                              std::uint64_t seed, std::size_t sample_rows = 10'000) {
+                              std::uint64_t seed, Optimizer optimizer = Optimizer::kSgd,
+                              std::size_t sample_rows = 10'000) {
   constexpr std::uint64_t kStream = 0x5eed;
   Rng rng(seed, kStream);
   std::vector<std::size_t> picks(std::min(sample_rows, train.rows()));
   for (auto& r : picks) r = rng.Below(train.rows());
   // A linear model stepping one sample at a time takes the workers' fused step
   // (linear_step.h), about three times the generic path's rate: the step the run itself takes.
-  const bool fused = kIsLinear<M> && batch == 1 && !train.is_dense();
+  // AdaGrad's rows step one at a time whatever the layout (the run's AdaGradSteps).
+  const bool adagrad = kIsLinear<M> && optimizer == Optimizer::kAdaGrad;
+  const bool fused = kIsLinear<M> && batch == 1 && (adagrad || !train.is_dense());
   // ... and on a set of at most 4 samples' rows reads the picked rows where they lie: gathering
   // them would copy a quarter or more of the set into fresh pages (on a9a, 2-3 ms of a ~7 ms
   // search on this VM), and the set is then small enough to stay in the cache. The same rows
@@ -54,6 +65,15 @@ StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t 
   std::vector<std::uint32_t> order(sample.rows());
   std::iota(order.begin(), order.end(), 0u);
 
+  // AdaGrad's candidates are scored on a second sample of the set, drawn apart from the rows
+  // they stepped on: on a set much wider than the sample (the Zipf set: 100,000 features,
+  // 10,000 rows) the sample's own objective rewards the large steps that fit its rare
+  // features, whose first AdaGrad steps are eta / |g| whatever their frequency (measured in
+  // docs/algorithms.md, "AdaGrad").
+  std::vector<std::size_t> scored(adagrad ? picks.size() : 0);
+  Rng scored_rng(seed, kStream + 1);
+  for (auto& r : scored) r = scored_rng.Below(train.rows());
+
   std::vector<float> initial(model.NumParams());
   Rng init_rng(seed, 0);
   model.Init(std::span(initial), init_rng);
@@ -62,21 +82,30 @@ StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t 
   auto grad = model.MakeGrad(sample, batch);
   auto workspace = model.MakeWorkspace(batch);
   std::vector<float> shrink;
+  std::vector<float> sum_sq(adagrad ? storage.size() : 0);  // AdaGrad's accumulators
+  const Params accumulators(sum_sq);
   const auto objective_after_pass = [&](int k) {
     const float eta = std::ldexp(1.0f, k);
     std::copy(initial.begin(), initial.end(), storage.begin());
+    std::ranges::fill(sum_sq, 0.0f);
     EvalSums sums;
     if constexpr (kIsLinear<M>) {
       if (fused) {
-        ComputeShrink(model, eta, shrink);
+        if (!adagrad) ComputeShrink(model, eta, shrink);
         const Dataset& rows = in_place ? train : sample;
         const auto step = [&](std::size_t r) {
-          LinearStep(model, w, rows.Row(r), rows.Label(r), eta, shrink.data(), storage.size());
+          if (adagrad) {
+            AdaGradLinearStep(model, w, accumulators, rows.Row(r), rows.Label(r), eta, storage.size());
+          } else {
+            LinearStep(model, w, rows.Row(r), rows.Label(r), eta, shrink.data(), storage.size());
+          }
         };
         if (in_place) {
           std::ranges::for_each(picks, step);
           // Row by row in the sample's order: the same double sum as one Evaluate over it.
-          for (const std::size_t r : picks) sums = sums + model.Evaluate(storage, train, r, r + 1);
+          for (const std::size_t r : adagrad ? scored : picks) {
+            sums = sums + model.Evaluate(storage, train, r, r + 1);
+          }
         } else {
           std::ranges::for_each(order, step);
         }
@@ -87,7 +116,11 @@ StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t 
       model.Gradient(w, sample, std::span(order).subspan(i, count), grad, workspace);
       ApplyStep(w, grad, eta);
     }
-    if (!in_place) sums = model.Evaluate(storage, sample, 0, sample.rows());
+    if (adagrad && !in_place) {
+      for (const std::size_t r : scored) sums = sums + model.Evaluate(storage, train, r, r + 1);
+    } else if (!in_place) {
+      sums = model.Evaluate(storage, sample, 0, sample.rows());
+    }
     const double objective = sums.loss / sums.rows + model.Regularizer(storage);
     return std::isfinite(objective) ? objective : std::numeric_limits<double>::infinity();
   };
@@ -113,7 +146,7 @@ StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t 
   if (!std::isfinite(best)) best_k = kLowest;  // every candidate diverged: be careful
   bool convex = true;
   if constexpr (requires { M::kConvex; }) convex = M::kConvex;
-  return {std::ldexp(1.0f, convex ? best_k - 1 : best_k), best};
+  return {std::ldexp(1.0f, convex && !adagrad ? best_k - 1 : best_k), best};
 }
 
 }  // namespace corral::internal

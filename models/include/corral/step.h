@@ -33,9 +33,6 @@ inline float ProximalShrink(float eta, float l2) { return 1.0f / (1.0f + eta * l
 // (the regulariser is not accumulated into G).
 inline constexpr float kAdaGradEpsilon = 1e-8f;
 inline float AdaGradEta(float eta, float sum_sq) { return eta / (std::sqrt(sum_sq) + kAdaGradEpsilon); }
-// --optimizer adagrad's --lr when none is given: per-coordinate steps start near eta / |g|, so
-// a step near 1 suits every scale of data (Vowpal Wabbit's default is 0.5).
-inline constexpr float kAdaGradDefaultLr = 0.5f;
 
 // Heavy-ball momentum (Polyak 1964, in the form PyTorch's SGD takes): v <- mu v + g, then the
 // dense step with v in g's place, w <- (w - eta v) / (1 + eta l2). `velocity` is the caller's
