@@ -18,8 +18,9 @@
 //    in the whole epoch, per worker), when the share left the band [kLow, kHigh] (hysteresis:
 //    a share that drifts inside the band keeps K, so K does not flap with timing noise).
 // K never exceeds an epoch's steps / kMinRoundsPerEpoch (local: kLocalMinRoundsPerEpoch), so
-// the replicas still meet a few times per epoch, nor a mode's own limit (dcd: kDcdMaxAutoEvery in round_replicas.h). An automatic
-// K makes results depend on timing: tests that compare parameters bit for bit set K explicitly.
+// the replicas still meet a few times per epoch, nor a mode's own limit (dcd: kDcdMaxAutoEvery
+// in round_replicas.h). An automatic K makes results depend on timing: tests that compare
+// parameters bit for bit set K explicitly.
 //
 // Why 5% (and the band [2.5%, 10%] around it). With a target of 10% and the band [4%, 20%]
 // the share settled at 10-18% on Fashion-MNIST's MLP (dpsgd, 2 threads: K 96-117), a loss of
