@@ -110,8 +110,7 @@ struct RoundWorker : ShardWorker<M> {
   RoundClock time;                     // virtual seconds
   // A linear model at batch 1 (the fused step, see Descend): this step's row and loss
   // derivative at x_i stand for its gradient, and `grad` stays empty.
-  SparseRow fused_row;
-  float fused_dloss = 0;
+  RowGradient fused;
   std::uint64_t step = 0;              // steps taken in all epochs (equal on all workers)
   std::uint64_t round = 0;             // rounds done (equal on all workers)
   std::uint64_t every = 1;             // steps between rounds in this epoch (GossipPeriod)
@@ -281,24 +280,11 @@ class RoundReplicas {
   }
   // Applies this step's gradient g_i (taken at x_i) to `target` (x_i itself, or the mode's next
   // replica) with corral/step.h's ProximalStep on every coordinate of the gradient. A
-  // linear model at batch 1 takes the fused form: the row's coordinates straight from the
-  // loss derivative, without filling and reading back a SparseGrad, in the same float
-  // operations in the same order as Gradient() + ApplyStep(), so the result is bit for bit
-  // the generic path's (the golden digests of `--gossip-every 1` runs do not move).
+  // linear model at batch 1 takes the fused form (linear_step.h's RowGradient: bit for bit the
+  // generic path's, so the golden digests of `--gossip-every 1` runs do not move).
   void Descend(State& self, std::span<float> target, float eta) const {
     if constexpr (kIsLinear<M>) {
-      if (Batch() == 1) {
-        const SparseRow x = self.fused_row;
-        const std::size_t d = target.size();
-        float* const t = target.data();
-        for (std::size_t k = 0; k < x.nnz(); ++k) {
-          const std::uint32_t u = x.index[k];
-          if (u >= d) continue;
-          const float g = self.fused_dloss * x.value[k];
-          t[u] = ProximalStep(t[u], g, eta, model_.L2Weight(u));
-        }
-        return;
-      }
+      if (Batch() == 1) return ApplyRowGradient(model_, Params(target), self.fused, eta);
     }
     self.ApplyGradient(Params(target), eta);
   }
@@ -307,13 +293,7 @@ class RoundReplicas {
   template <typename Mark, typename All>
   void ForEachDescended(const State& self, std::size_t d, Mark&& mark, All&& all) const {
     if constexpr (kIsLinear<M>) {
-      if (Batch() == 1) {
-        const SparseRow x = self.fused_row;
-        for (std::size_t k = 0; k < x.nnz(); ++k) {
-          if (x.index[k] < d) mark(x.index[k]);
-        }
-        return;
-      }
+      if (Batch() == 1) return ForEachRowCoordinate(self.fused, d, mark);
     }
     if constexpr (std::is_same_v<typename M::Grad, SparseGrad>) {
       for (std::size_t k = 0; k < self.grad->size(); ++k) mark(self.grad->index(k));
@@ -558,15 +538,11 @@ class RoundReplicas {
   }
 
   // g_i at x_i for this step's rows: into self.grad, or, for a linear model at batch 1, as the
-  // row and its loss derivative (Descend applies them). Margin and derivative are
-  // LinearModel::Gradient's own expressions (its 1/batch scale is 1 here).
+  // row and its loss derivative (Descend applies them).
   void Gradient(State& self) const {
     if constexpr (kIsLinear<M>) {
       if (Batch() == 1) {
-        const std::uint32_t r = self.rows[0];
-        self.fused_row = self.shard.Row(r);
-        self.fused_dloss =
-            model_.Derivative(model_.Margin(Params(self.x), self.fused_row), self.shard.Label(r));
+        self.fused = LinearRowGradient(model_, Params(self.x), self.shard, self.rows[0]);
         return;
       }
     }

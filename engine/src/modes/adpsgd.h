@@ -78,6 +78,7 @@
 #include "engine/src/gossip/gossip_period.h"
 #include "engine/src/gossip/mixing.h"
 #include "engine/src/gossip/replica_set.h"
+#include "engine/src/modes/linear_step.h"
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/shard_worker.h"
@@ -123,7 +124,7 @@ class AdpsgdMode {
     for (std::size_t k = start; k < order.size(); k += batch) {
       if (halt_.load(std::memory_order_relaxed)) break;
       const std::size_t count = std::min(batch, order.size() - k);
-      model_.Gradient(x, self.shard, order.subspan(k, count), *self.grad, *self.workspace);
+      const RowGradient row = Gradient(self, x, order.subspan(k, count));
       AcquireOwn(w);
       if (--self.until == 0) {  // with a fixed K: the steps s with (s + 1) % K == 0
         self.until = self.period.every();
@@ -132,7 +133,7 @@ class AdpsgdMode {
         self.times.round_s += WallSeconds() - t;
         ++self.times.rounds;
       }
-      ApplyStep(x, *self.grad, eta);
+      Step(self, x, row, eta);
       Release(w);
       ++self.step;
       ++self.times.steps;
@@ -261,6 +262,24 @@ class AdpsgdMode {
     double epoch_share = 0;
   };
 
+  // The gradient at `at` for `rows`: in self.grad, or for a linear model at batch 1 as the row
+  // and its loss derivative (linear_step.h: with Step, Gradient + ApplyStep bit for bit,
+  // without filling and reading back a SparseGrad).
+  RowGradient Gradient(State& self, Params at, std::span<const std::uint32_t> rows) const {
+    if constexpr (kIsLinear<M>) {
+      if (Batch() == 1) return LinearRowGradient(model_, at, self.shard, rows[0]);
+    }
+    model_.Gradient(at, self.shard, rows, *self.grad, *self.workspace);
+    return {};
+  }
+  // Applies the last Gradient to x.
+  void Step(State& self, Params x, const RowGradient& row, float eta) const {
+    if constexpr (kIsLinear<M>) {
+      if (Batch() == 1) return ApplyRowGradient(model_, x, row, eta);
+    }
+    ApplyStep(x, *self.grad, eta);
+  }
+
   // The cost of a step and of an average on this worker, for its first automatic period: a few
   // gradients applied to a scratch copy (the replica is untouched; up to 256 steps or 20 ms),
   // and the best of 3 passes that read two models and write both, as an average does.
@@ -276,8 +295,7 @@ class AdpsgdMode {
     std::size_t n = 0;
     while (n < 256 && (n < 8 || now - began < 0.02)) {
       for (std::size_t j = 0; j < batch; ++j) pick[j] = static_cast<std::uint32_t>((n * batch + j) % rows);
-      model_.Gradient(Params(scratch), self.shard, pick, *self.grad, *self.workspace);
-      ApplyStep(Params(scratch), *self.grad, 0.0f);
+      Step(self, Params(scratch), Gradient(self, Params(scratch), pick), 0.0f);
       ++n;
       now = WallSeconds();
     }

@@ -55,4 +55,41 @@ inline void LinearStep(const LinearModel<Loss>& model, Params w, SparseRow x, fl
   }
 }
 
+// A linear model's gradient at batch 1 held as its row and loss derivative, for modes that
+// compute the gradient at one model and apply it later (the replica modes: at x_i, applied to
+// x_half or under a flag). Margin and derivative are LinearModel::Gradient's own expressions
+// (its 1/batch scale is 1 here), and ApplyRowGradient does ApplyStep's float operations in
+// its order, so the two together are Gradient() + ApplyStep() bit for bit (the golden
+// digests of `--gossip-every 1` runs pin it), without filling and reading back a SparseGrad.
+struct RowGradient {
+  SparseRow row;
+  float dloss = 0;
+};
+
+template <typename Loss>
+RowGradient LinearRowGradient(const LinearModel<Loss>& model, Params at, const Dataset& shard,
+                              std::uint32_t r) {
+  const SparseRow row = shard.Row(r);
+  return {row, model.Derivative(model.Margin(at, row), shard.Label(r))};
+}
+
+// ApplyStep(w, g, eta) for the gradient g held as a RowGradient. Races: ApplyStep's (Params).
+template <typename Loss>
+void ApplyRowGradient(const LinearModel<Loss>& model, Params w, const RowGradient& g, float eta) {
+  const std::size_t d = w.size();
+  for (std::size_t k = 0; k < g.row.nnz(); ++k) {
+    const std::uint32_t u = g.row.index[k];
+    if (u >= d) continue;
+    w.Store(u, ProximalStep(w.Load(u), g.dloss * g.row.value[k], eta, model.L2Weight(u)));
+  }
+}
+
+// Every coordinate ApplyRowGradient writes.
+template <typename Mark>
+void ForEachRowCoordinate(const RowGradient& g, std::size_t d, Mark&& mark) {
+  for (std::size_t k = 0; k < g.row.nnz(); ++k) {
+    if (g.row.index[k] < d) mark(g.row.index[k]);
+  }
+}
+
 }  // namespace corral::internal
