@@ -103,10 +103,11 @@ class Classifier(ClassifierMixin, _CorralEstimator):
 
     def _encode(self, y):
         """y as Corral's labels: -1/+1 for a binary model, class indices otherwise."""
-        index = np.searchsorted(self.classes_, y)
         if self.model_kind_ in ("logistic", "hinge"):
-            return np.where(index == 1, 1.0, -1.0).astype(np.float32)
-        return index.astype(np.float32)
+            # Two classes and y among them: classes_[1] is +1, the rest -1. One comparison
+            # instead of a binary search per label (on a9a the search was ~5% of a fit).
+            return np.where(y == self.classes_[1], np.float32(1), np.float32(-1))
+        return np.searchsorted(self.classes_, y).astype(np.float32)
 
     def fit(self, X, y):
         """Trains from scratch for ``epochs`` epochs."""

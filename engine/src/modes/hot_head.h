@@ -291,12 +291,24 @@ inline void SplitLinearStep(const LinearModel<Loss>& model, Params w, HotCopy& c
   const float* value = rows.value.data();
   float* local = copy.local.data();
   const float* hot_shrink = copy.shrink.data();
-  float margin = 0;
-  for (std::uint64_t k = first; k < split; ++k) margin += local[index[k]] * value[k];
-  for (std::uint64_t k = split; k < last; ++k) {
-    const std::uint32_t u = index[k];
-    if (u < num_params) margin += w.Load(u) * value[k];
+  // The margin in four partial sums, (m0 + m1) + (m2 + m3): one running sum makes every
+  // product wait for the previous add, and on a9a (~11 hot and ~3 cold entries per row) that
+  // chain of adds is most of a step. Already a different order from LinearStep's (hot entries
+  // first), so the split loop's results differ from the plain loop's in the last bits anyway.
+  float m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+  std::uint64_t e = first;
+  for (; e + 4 <= split; e += 4) {
+    m0 += local[index[e]] * value[e];
+    m1 += local[index[e + 1]] * value[e + 1];
+    m2 += local[index[e + 2]] * value[e + 2];
+    m3 += local[index[e + 3]] * value[e + 3];
   }
+  for (; e < split; ++e) m0 += local[index[e]] * value[e];
+  for (; e < last; ++e) {
+    const std::uint32_t u = index[e];
+    if (u < num_params) m1 += w.Load(u) * value[e];
+  }
+  const float margin = (m0 + m1) + (m2 + m3);
   const float step = eta * model.Derivative(margin, label);
   for (std::uint64_t k = first; k < split; ++k) {
     const std::uint32_t s = index[k];
