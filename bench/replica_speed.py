@@ -6,9 +6,7 @@ hardware speed).
    seed 1): hogwild and every replica mode at its defaults (--gossip-every auto), 2 threads,
    --lr 0.25, --epochs 10 (or --epochs); samples/s relative to hogwild's and the final
    objective relative to hogwild's, and the period K and gossip share the automatic period
-   settled on in the last epoch. ecd (every step: minutes on this set, each round O(d)) is
-   left out, and so is dcd (its automatic period stops at 8 steps: still a round of O(d)
-   per 8 steps of O(nnz)).
+   settled on in the last epoch. dcd and ecd are left out here (part 5).
 2. a9a (../shared/data/a9a), 2 threads: hogwild vs dpsgd --gossip-every 1 (every step: the
    cost of a round itself).
 3. Fashion-MNIST (Debian's dataset-fashion-mnist), --model mlp --hidden 256,128 --batch 16
@@ -21,11 +19,16 @@ hardware speed).
    automatic period and at --gossip-every 16, and a9a against local --gossip-every 1; with
    --before BINARY (e.g. a build of main) local runs with that binary too, in the same loop.
    Bytes moved (MB, all directed edges) per row.
+5. dcd and ecd, local steps (--only lagged): the Zipf set as in 1, hogwild against dcd and
+   ecd at --gossip-every 8, 64, 512, 4096 (or --periods) and at auto (and ecd with
+   --compress none at the largest period: the lag without the codec). A run that diverges is
+   reported as failed.
 Every speed is the median of --repeat runs, interleaved with hogwild's so that machine noise
 hits both sides; the ratio is taken between medians.
 
   bench/replica_speed.py --corral build/engine/cli/corral [--data ../shared/data] [--repeat 2]
-      [--only zipf|a9a|mlp|local] [--mlp-epochs 3] [--before BINARY]
+      [--only zipf|a9a|mlp|local|lagged] [--mlp-epochs 3] [--before BINARY]
+      [--periods 8,64,512,4096]
 """
 
 import argparse
@@ -106,8 +109,10 @@ def main():
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--mlp-epochs", type=int, default=3)
-    parser.add_argument("--only", choices=["zipf", "a9a", "mlp", "local"], help="run one part only")
+    parser.add_argument("--only", choices=["zipf", "a9a", "mlp", "local", "lagged"], help="run one part only")
     parser.add_argument("--before", help="local's part: a second corral binary to run local with")
+    parser.add_argument("--periods", default="8,64,512,4096",
+                        help="dcd's and ecd's part: the fixed --gossip-every values")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -120,6 +125,8 @@ def main():
             mlp_part(args, tmp)
         if args.only in (None, "local"):
             local_part(args, common, tmp)
+        if args.only in (None, "lagged"):
+            lagged_part(args, common, tmp)
 
 
 def zipf_part(args, common, tmp):
@@ -181,6 +188,21 @@ def local_part(args, common, tmp):
         ("hogwild", ["--algo", "hogwild"]),
         *with_before("local --gossip-every 1", ["--algo", "local", "--gossip-every", "1"]),
     ], args.repeat, tmp)
+
+
+def lagged_part(args, common, tmp):
+    zipf = zipf_set.make(args.corral, os.path.join(tmp, "zipf.cache"))
+    periods = [p for p in args.periods.split(",") if p]
+    print(f"\ndcd and ecd with local steps: Zipf set, {args.threads} threads, {args.epochs} "
+          f"epochs, --lr 0.25 (median of {args.repeat})")
+    rows = [("hogwild", ["--algo", "hogwild"])]
+    for algo in ("dcd", "ecd"):
+        rows += [(f"{algo} --gossip-every {k}", ["--algo", algo, "--gossip-every", k]) for k in periods]
+        rows.append((f"{algo} (auto)", ["--algo", algo]))
+    if periods:
+        rows.append((f"ecd none --gossip-every {periods[-1]}",
+                     ["--algo", "ecd", "--compress", "none", "--gossip-every", periods[-1]]))
+    compare(args.corral, zipf, common, rows, args.repeat, tmp)
 
 
 def mlp_part(args, tmp):

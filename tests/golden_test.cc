@@ -178,12 +178,13 @@ std::map<std::string, Entry> Runs() {
       if (a == Algorithm::kBuckwild && !Linear(p.model)) continue;
       for (const bool search : {false, true}) {
         if (search && p.model != ModelKind::kLogistic) continue;
-        // dcd's automatic period (its default) is measured, and with local steps even one
-        // worker's result depends on K (Q applies at rounds only): every step, as stored.
+        // dcd's and ecd's automatic period (their default) is measured, and with local steps
+        // even one worker's result depends on K (Q applies at rounds only): every step, as
+        // stored.
         const TrainConfig config{.algorithm = a, .model = p.model, .l2 = 1e-3f, .threads = 1,
                                  .epochs = 2, .hidden = {8}, .rank = 3,
                                  .lr = search ? 0.0f : p.lr, .seed = 3, .pin = Pin::kNone,
-                                 .gossip_every = a == Algorithm::kDcd ? 1 : kGossipEveryAuto};
+                                 .gossip_every = a == Algorithm::kDcd || a == Algorithm::kEcd ? 1 : kGossipEveryAuto};
         const std::string key = std::string(ToString(a)) + " " + std::string(ToString(p.model)) +
                                 (search ? " lr-search" : "");
         TrainResult r;

@@ -161,14 +161,14 @@ TEST(Mixing, SumsInTheGivenOrderAcrossBlocks) {
 TEST(GossipPeriod, AimsAtFivePercentWithAHysteresisBand) {
   using internal::GossipPeriod;
   using internal::RoundTimes;
-  const GossipPeriod open(kGossipEveryAuto, true, 16'000);  // cap 1,000
+  const GossipPeriod open(kGossipEveryAuto, 16'000);  // cap 1,000
   EXPECT_EQ(open.ForCosts(1.0, 0.7), 28u);     // ceil(0.95 / (0.05 * 0.7)) = ceil(27.1)
   EXPECT_EQ(open.ForCosts(1.0, 0.3), 64u);     // ceil(63.3)
   EXPECT_EQ(open.ForCosts(1.0, 1e-6), 1000u);  // the epoch's cap
   EXPECT_EQ(open.ForCosts(1e-3, 1.0), 1u);
-  EXPECT_EQ(GossipPeriod(kGossipEveryAuto, true, 16'000, 8).ForCosts(1.0, 0.7), 8u);  // dcd's limit
+  EXPECT_EQ(GossipPeriod(kGossipEveryAuto, 16'000, 8).ForCosts(1.0, 0.7), 8u);  // dcd's limit
 
-  GossipPeriod period(kGossipEveryAuto, true, 16'000);
+  GossipPeriod period(kGossipEveryAuto, 16'000);
   // Two workers calibrated: the slowest round plus the hand-off (2.5 s) and the mean step
   // (0.7 s): K = ceil(67.9).
   const RoundTimes calibrated[] = {
@@ -193,7 +193,7 @@ TEST(GossipPeriod, AimsAtFivePercentWithAHysteresisBand) {
   EXPECT_TRUE(period.Measure(below));
   EXPECT_EQ(period.every(), 11u);  // ceil(0.1 * 0.95 / (0.05 * 99 / 570)) = ceil(10.94)
 
-  GossipPeriod fixed(4, true, 16'000);
+  GossipPeriod fixed(4, 16'000);
   EXPECT_FALSE(fixed.Measure(above));
   EXPECT_EQ(fixed.every(), 4u);
 }
@@ -206,7 +206,7 @@ TEST(GossipPeriod, AimsAtFivePercentWithAHysteresisBand) {
 TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
   using internal::GossipPeriod;
   using internal::RoundTimes;
-  GossipPeriod open(kGossipEveryAuto, true, 16'000);  // cap 1,000
+  GossipPeriod open(kGossipEveryAuto, 16'000);  // cap 1,000
   open.PriceChanges(100);                              // dense beyond 100 changes
   EXPECT_EQ(open.ForRoundCost(1.0, 0.001, 1, 1.0), 20u);  // sparse: ceil(0.95 / (0.05 - 0.95e-3)) = ceil(19.37)
   EXPECT_EQ(open.ForRoundCost(1.3, 0.1, 1, 1.0), 215u);   // c1 r > tau s: dense, ceil(11.3 x 19) = ceil(214.7)
@@ -222,7 +222,7 @@ TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
     return RoundTimes{.round_s = round_s, .encode_s = work_s / 2, .mix_s = work_s / 2, .epoch_s = 100,
                       .rounds = 10, .steps = 370, .changed = 200};
   };
-  GossipPeriod waits(kGossipEveryAuto, true, 16'000);
+  GossipPeriod waits(kGossipEveryAuto, 16'000);
   waits.PriceChanges(100);
   waits.Start(calibrated);
   EXPECT_EQ(waits.every(), 37u);  // the calibration prices a dense round: ceil(1.9 x 19) = ceil(36.1)
@@ -230,7 +230,7 @@ TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
   // c0 = 1.998, c1 = 1e-4, r = 20 / 37, s = 160 / 740: sparse, ceil(176.4).
   EXPECT_TRUE(waits.Measure(waited));
   EXPECT_EQ(waits.every(), 177u);
-  GossipPeriod works(kGossipEveryAuto, true, 16'000);
+  GossipPeriod works(kGossipEveryAuto, 16'000);
   works.PriceChanges(100);
   works.Start(calibrated);
   const RoundTimes worked[] = {epoch(30, 5), epoch(30, 5)};
@@ -238,14 +238,14 @@ TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
   EXPECT_TRUE(works.Measure(worked));
   EXPECT_EQ(works.every(), 503u);
   // Unpriced (every mode but local), the same epoch is the constant rule: c = 3, ceil(301.3).
-  GossipPeriod flat(kGossipEveryAuto, true, 16'000);
+  GossipPeriod flat(kGossipEveryAuto, 16'000);
   flat.Start(calibrated);
   EXPECT_TRUE(flat.Measure(worked));
   EXPECT_EQ(flat.every(), 302u);
   // Rounds that were all dense (100 changes each) only bound r from below: the constant rule
   // too, rather than a sparse K the epoch cannot vouch for (c0 + c1 r K would be 1.998 + 0.02 K
   // / 37 here: K = 177 as above).
-  GossipPeriod dense(kGossipEveryAuto, true, 16'000);
+  GossipPeriod dense(kGossipEveryAuto, 16'000);
   dense.PriceChanges(100);
   dense.Start(calibrated);
   RoundTimes saturated = epoch(20, 0.02);
@@ -254,7 +254,7 @@ TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
   EXPECT_TRUE(dense.Measure(all_dense));
   EXPECT_EQ(dense.every(), 176u);  // c = 2, s = 160 / 740: ceil(175.75)
 
-  const GossipPeriod local(kGossipEveryAuto, true, 16'000, std::numeric_limits<std::uint64_t>::max(),
+  const GossipPeriod local(kGossipEveryAuto, 16'000, std::numeric_limits<std::uint64_t>::max(),
                            GossipPeriod::kLocalMinRoundsPerEpoch);
   EXPECT_EQ(local.ForCosts(1.0, 1e-6), 4'000u);  // an epoch's steps / 4
 }

@@ -55,7 +55,7 @@ TEST_P(RoundBased, ThreeRunsWithTheSameSeedAgreeBitForBit) {
   TrainConfig config{.algorithm = GetParam(), .l2 = 1e-2f, .threads = 8, .epochs = 2,
                      .batch = GetParam() == Algorithm::kEcd ? 8 : 1, .lr = 0.05f, .seed = 11,
                      .pin = Pin::kNone};
-  if (GetParam() != Algorithm::kEcd) config.gossip_every = 4;
+  config.gossip_every = 4;
   const TrainResult first = Train(data.train, nullptr, config);
   for (int run = 0; run < 2; ++run) {
     const TrainResult again = Train(data.train, nullptr, config);
@@ -82,11 +82,8 @@ std::string TempPath(const std::string& name) {
 TrainConfig DeterministicConfig(Algorithm a) {
   TrainConfig config{.algorithm = a, .l2 = 1e-2f, .threads = RoundBasedMode(a) ? 3 : 1,
                      .epochs = 4, .lr = 0.05f, .seed = 9, .pin = Pin::kNone};
-  if (a == Algorithm::kEcd) {
-    config.batch = 8;
-  } else if (a != Algorithm::kHogwildPP) {
-    config.gossip_every = 3;
-  }
+  if (a == Algorithm::kEcd) config.batch = 8;
+  if (a != Algorithm::kHogwildPP) config.gossip_every = 3;
   return config;
 }
 

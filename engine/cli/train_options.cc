@@ -180,10 +180,10 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "held until due)")
       ->capture_default_str();
   cmd->add_option("--gossip-every", c.gossip_every,
-                  "dpsgd, dcd, choco: local steps between gossip rounds (ecd: 1); local: steps between "
+                  "dpsgd, dcd, ecd, choco: local steps between gossip rounds; local: steps between "
                   "exact averages; adpsgd: steps between pairwise averages; hogwild++: steps a group "
                   "holds the token. auto: hogwild++ from the model's size; the others so that rounds "
-                  "take about 5% of the time, the period adapting between epochs (dcd: at "
+                  "take about 5% of the time, the period adapting between epochs (dcd, ecd: at "
                   "most 8; 1: the papers' algorithms, every step)")
       ->transform(CLI::Transformer(std::map<std::string, int>{{"auto", corral::kGossipEveryAuto}}))
       ->default_str("auto");

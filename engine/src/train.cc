@@ -481,11 +481,6 @@ void TrainConfig::Validate() const {
   }
   if (internal::IsCompressedGossip(algorithm)) {
     internal::MakeCompressor(specs.compress, 1);  // a bad spec fails before any data is read
-    if (algorithm == Algorithm::kEcd && gossip_every != 1 && gossip_every != kGossipEveryAuto) {
-      BadConfig(std::string(ToString(algorithm)) +
-                " exchanges every step (Tang et al. 2018): --gossip-every must be 1, got " +
-                std::to_string(gossip_every) + " (dcd and choco take local steps between rounds)");
-    }
   }
   if (specs.link) {
     const internal::LinkUse use = internal::InfoOf(mode_checked).link;

@@ -95,6 +95,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{.name = "local", .algorithm = Algorithm::kLocal, .gossip_every = 4},
                     Case{.name = "dcd", .algorithm = Algorithm::kDcd},
                     Case{.name = "ecd", .algorithm = Algorithm::kEcd},
+                    Case{.name = "ecd_local_steps", .algorithm = Algorithm::kEcd, .gossip_every = 3},
                     Case{.name = "choco", .algorithm = Algorithm::kChoco, .compress = "topk:0.1"}),
     CaseName);
 

@@ -161,8 +161,8 @@ struct TrainConfig {
   // replica modes: what --link does: virtual (moves only the virtual clocks) or realtime (also
   // holds each message until it is due).
   std::string link_mode = "virtual";
-  // dpsgd, dcd, choco: local steps between gossip exchanges (1: every step, the papers'
-  // setting; dcd's auto takes at most 8); local: steps between exact averages (H); ecd: 1; hogwild++:
+  // dpsgd, dcd, ecd, choco: local steps between gossip exchanges (1: every step, the papers'
+  // setting; dcd's and ecd's auto take at most 8); local: steps between exact averages (H); hogwild++:
   // steps a group holds the token (auto: from the model's size, see README). kGossipEveryAuto (the
   // default): the replica modes choose the period so that rounds take about 5% of the
   // wall time, and adapt it between epochs (docs/algorithms.md); the result then depends on

@@ -18,8 +18,8 @@
 //    in the whole epoch, per worker), when the share left the band [kLow, kHigh] (hysteresis:
 //    a share that drifts inside the band keeps K, so K does not flap with timing noise).
 // K never exceeds an epoch's steps / kMinRoundsPerEpoch (local: kLocalMinRoundsPerEpoch), so
-// the replicas still meet a few times per epoch, nor a mode's own limit (dcd: kDcdMaxAutoEvery
-// in round_replicas.h). An automatic K makes results depend on timing: tests that compare
+// the replicas still meet a few times per epoch, nor a mode's own limit (dcd, ecd:
+// kCompressedMaxAutoEvery in round_replicas.h). An automatic K makes results depend on timing: tests that compare
 // parameters bit for bit set K explicitly.
 //
 // Why 5% (and the band [2.5%, 10%] around it). With a target of 10% and the band [4%, 20%]
@@ -86,16 +86,15 @@ class GossipPeriod {
   // on a9a (2 workers, ring): a round of 123 floats took about 2 us against a 0.1 us mix.
   static constexpr double kRoundLatencyS = 2e-6;
 
-  // `configured`: TrainConfig::gossip_every (>= 1 fixed, kGossipEveryAuto); `local_steps`:
-  // false for a mode that must gossip every step (ecd: auto is then 1); `max_auto`: the
-  // largest K the mode allows an automatic period to pick (dcd's, round_replicas.h), below
-  // the epoch's cap; `min_rounds`: the rounds per epoch an automatic K keeps at least
+  // `configured`: TrainConfig::gossip_every (>= 1 fixed, kGossipEveryAuto); `max_auto`: the
+  // largest K the mode allows an automatic period to pick (dcd's and ecd's, round_replicas.h),
+  // below the epoch's cap; `min_rounds`: the rounds per epoch an automatic K keeps at least
   // (kMinRoundsPerEpoch; local: kLocalMinRoundsPerEpoch). A fixed K is never capped.
   GossipPeriod() = default;  // fixed, every step
-  GossipPeriod(int configured, bool local_steps, std::uint64_t steps_per_epoch,
+  GossipPeriod(int configured, std::uint64_t steps_per_epoch,
                std::uint64_t max_auto = std::numeric_limits<std::uint64_t>::max(),
                std::uint64_t min_rounds = kMinRoundsPerEpoch)
-      : automatic_(configured < 1 && local_steps),
+      : automatic_(configured < 1),
         every_(configured >= 1 ? static_cast<std::uint64_t>(configured) : 1),
         cap_(std::clamp<std::uint64_t>(steps_per_epoch / std::max<std::uint64_t>(1, min_rounds), 1,
                                        std::max<std::uint64_t>(1, max_auto))) {}

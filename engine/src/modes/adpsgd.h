@@ -104,7 +104,7 @@ class AdpsgdMode {
     self.x.assign(plan_.initial.begin(), plan_.initial.end());  // first touch: NUMA-local
     if (!edges_.empty()) self.diff.resize(self.x.size());
     const std::uint64_t steps = (EpochLength(w) + Batch() - 1) / Batch();
-    self.period = GossipPeriod(plan_.config.gossip_every, true, steps);
+    self.period = GossipPeriod(plan_.config.gossip_every, steps);
     if (self.period.automatic()) {
       Calibrate(self);
       self.period.Start(std::span<const RoundTimes>(&self.times, 1));

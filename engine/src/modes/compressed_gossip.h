@@ -17,13 +17,29 @@
 //           x_half = sum_j W_ij xh_j + (y_i - x_i) - eta g_i(y_i),   z = x_half - x_i,
 //         so the compressed quantity is the change over the K steps and the mix. The own
 //         change enters unmixed (the neighbours' of these K steps arrive next round), which is
-//         why an automatic K is capped (kDcdMaxAutoEvery, round_replicas.h). A round at K = 1
+//         why an automatic K is capped (kCompressedMaxAutoEvery, round_replicas.h). A round at K = 1
 //         computes what the paper's form above computes; --gossip-every 1 runs that form.
 //   ecd   x_i, yh_i and yh_j per neighbour; round t = 1, 2, ...
 //           x_i(t+1) = sum_j W_ij yh_j(t) - eta g_i(x_i(t));
 //           z = (1 - t/2) x_i(t) + (t/2) x_i(t+1), computed as x_i(t) + (t/2)(x_i(t+1) - x_i(t))
 //           (the written form cancels two terms of size t|x| in float); send Q(z);
 //           yh_j(t+1) = (1 - 2/t) yh_j(t) + (2/t) Q(z_j) for self and neighbours.
+//         With local steps (K > 1 or auto), as dcd: x_i(t) is the public replica (the model
+//         at round t) and a working model y_i takes the steps between rounds (y_i = x_i after
+//         each round); the round's step is then
+//           x_i(t+1) = sum_j W_ij yh_j(t) + (y_i - x_i(t)) - eta g_i(y_i),
+//         and z, the estimates and their weights are the paper's, with t counting rounds (not
+//         steps). The estimates track the sequence x_i(1), x_i(2), ... of round models: an
+//         exact estimate stays exact, yh(t+1) = (1 - 2/t) x(t) + (2/t)(x(t) + (t/2)(x(t+1) -
+//         x(t))) = x(t+1), for any t and whatever happened between rounds, so t decides only
+//         how the codec's noise n = Q(z) - z is averaged out: e = yh - x obeys
+//         e(t+1) = (1 - 2/t) e(t) + (2/t) n(t), and with |n|^2 ~ omega |z|^2, z holding
+//         (t/2) e through the mix, |e|^2 grows by about 1 - 4/t + omega per round: stable for
+//         t < ~4/omega (compressed_gossip_test.cc, kEcdBatch). Counting rounds puts that limit
+//         at 4/omega rounds, K times as many steps as ECD at K = 1 reaches; counting steps
+//         (t += K) would reach it after 4/(omega K) rounds. The change a round carries is K
+//         steps' (plus the mix), so each message's noise is larger, over K times fewer rounds.
+//         --gossip-every 1 runs the form above unchanged.
 //   choco x_i, xh_i and s_i = sum_j W_ij xh_j (so O(1) vectors, whatever the degree), in the
 //         order of the paper's CHOCO-SGD (Koloskova et al. 2019, Alg. 2; the s_i form is
 //         Koloskova et al. 2020, Alg. 1):
@@ -71,7 +87,7 @@ struct CompressedGossipWorker : RoundWorker<M> {
   std::vector<float> q;                  // the applied Q(z), for the error measurement
   std::vector<float> self_hat;           // ecd: yh_i; choco: xh_i
   std::vector<float> sum_hat;            // choco: s_i
-  std::vector<float> pub;                // dcd with local steps: the public x_i (x: y_i)
+  std::vector<float> pub;                // dcd, ecd with local steps: the public x_i (x: y_i)
   std::vector<std::vector<float>> hats;  // dcd, ecd: per neighbour, Neighbours(w) order
   std::vector<const float*> hat_ptrs;    // hats' data, for the mixing row
   std::vector<std::byte> wire;           // this round's message
@@ -103,7 +119,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     }
     if (algo_ != Algorithm::kDcd) fresh(self.self_hat);
     if (algo_ == Algorithm::kChoco) fresh(self.sum_hat);
-    if (dcd_local_) fresh(self.pub);
+    if (local_steps_) fresh(self.pub);
     self.wire.resize(wire_bytes_);
     self.codec = MakeCompressor(this->plan_.specs.compress, dim_);
   }
@@ -111,12 +127,14 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   void Epoch(int w, int epoch, std::uint64_t /*start: see round_replicas.h*/,
              std::atomic<std::uint64_t>& steps) {
     this->RunEpoch(w, epoch, steps, [&](State& self, float eta) {
-      if (dcd_local_) {
+      if (local_steps_) {
         if (!this->RoundDue(self)) {
           this->Descend(self, self.x, eta);  // a local step of y_i
           return true;
         }
-        return this->TimedRound(self, [&] { return DcdLocalRound(self, w, eta); });
+        return this->TimedRound(self, [&] {
+          return algo_ == Algorithm::kDcd ? DcdLocalRound(self, w, eta) : EcdRound(self, w, eta);
+        });
       }
       if (algo_ != Algorithm::kChoco) {
         return this->TimedRound(self, [&] {
@@ -189,10 +207,10 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   // White-box views for tests, valid while the workers are parked.
   // dcd: w's copy xh_j of its k-th neighbour's replica (Neighbours(w) order); ecd: yh_j.
   std::span<const float> NeighbourMemory(int w, std::size_t k) const { return this->Worker(w).hats[k]; }
-  // dcd: the replica x_i that every neighbour's copy equals (with local steps the public one,
-  // not the working model y_i).
+  // dcd: the replica x_i that every neighbour's copy equals; ecd: the x_i(t) of the last round
+  // (with local steps the public one, not the working model y_i).
   std::span<const float> PublicReplica(int w) const {
-    return dcd_local_ ? this->Worker(w).pub : this->Worker(w).x;
+    return local_steps_ ? this->Worker(w).pub : this->Worker(w).x;
   }
   // ecd: yh_i; choco: xh_i.
   std::span<const float> OwnMemory(int w) const { return this->Worker(w).self_hat; }
@@ -204,7 +222,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   CompressedGossipMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt,
                        const std::unique_ptr<Compressor>& codec)
       : RoundReplicas<M, State>(model, plan, halt, codec->WireBytes(model.NumParams())), algo_(plan.config.algorithm),
-        dcd_local_(algo_ == Algorithm::kDcd && plan.config.gossip_every != 1),
+        local_steps_(algo_ != Algorithm::kChoco && plan.config.gossip_every != 1),
         dim_(model.NumParams()),
         settled_(PlanCompressedGossip(plan.config, this->topology_, *codec, dim_)),
         scale_(algo_ == Algorithm::kChoco && codec->unbiased() ? static_cast<float>(codec->Delta(dim_)) : 1.0f),
@@ -282,18 +300,25 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   }
 
   // ECD-PSGD (Tang et al. 2018, Alg. 2): send Q of the extrapolation z; the yh are unbiased
-  // estimates of the neighbours' models whose variance decays as 1/t.
+  // estimates of the neighbours' models whose variance decays as 1/t. With local steps
+  // (see the header) x_i(t) is self.pub, y_i (self.x) took the steps since the last round, and
+  // y_i restarts from the new x_i(t+1); without, x_i(t) is self.x and the arithmetic is the
+  // paper's form, untouched (the golden digests of --gossip-every 1).
   bool EcdRound(State& self, int w, float eta) {
     const double t = static_cast<double>(self.round + 1);
+    std::vector<float>& x = local_steps_ ? self.pub : self.x;  // x_i(t)
     MixingRow(this->topology_, w, self.round, self.self_hat.data(), self.hat_ptrs, self.sources);
     Mix(self.sources, self.mixed);
-    this->Descend(self, self.mixed, eta);  // x_i(t+1)
+    if (local_steps_) {
+      for (std::size_t u = 0; u < dim_; ++u) self.mixed[u] += self.x[u] - self.pub[u];
+    }
+    this->Descend(self, self.mixed, eta);  // x_i(t+1), with g_i taken at y_i
     const auto half_t = static_cast<float>(t / 2);
     for (std::size_t u = 0; u < dim_; ++u) {
-      self.z[u] = self.x[u] + half_t * (self.mixed[u] - self.x[u]);
+      self.z[u] = x[u] + half_t * (self.mixed[u] - x[u]);
     }
     if (!EncodeAndExchange(self, w)) return false;
-    std::swap(self.x, self.mixed);
+    std::swap(x, self.mixed);
     const auto keep = static_cast<float>(1 - 2 / t);
     const auto take = static_cast<float>(2 / t);
     const auto update = [&](std::vector<float>& yh, std::span<const std::byte> message) {
@@ -304,6 +329,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     for (std::size_t k = 0; k < self.held.size(); ++k) update(self.hats[k], self.held[k].payload);
     this->Lap(self, &RoundTimes::decode_s);
     this->ReleaseHeld(self, w);
+    if (local_steps_) std::copy(self.pub.begin(), self.pub.end(), self.x.begin());
     ++self.round;
     return true;
   }
@@ -333,8 +359,8 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
 
   static constexpr std::uint64_t kErrorEvery = 16;  // rounds between error measurements
   const Algorithm algo_;
-  // dcd with local steps between rounds (see the header): unless --gossip-every is 1.
-  const bool dcd_local_;
+  // dcd and ecd with local steps between rounds (see the header): unless --gossip-every is 1.
+  const bool local_steps_;
   const std::size_t dim_;
   const CompressedGossipPlan settled_;
   const float scale_;  // choco with an unbiased codec: delta, the rescaled operator's factor

@@ -82,8 +82,8 @@ inline constexpr auto kModes = std::to_array<ModeInfo>({
      .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
      .compress = "qsgd:8", .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kEcd, .name = "ecd",
-     .help = "ECD-PSGD: compressed extrapolations over --topology every step; --compress "
-             "(unbiased), --link, --strict",
+     .help = "ECD-PSGD: compressed extrapolations over --topology every --gossip-every steps; "
+             "--compress (unbiased), --link, --strict",
      .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
      .compress = "qsgd:8", .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kChoco, .name = "choco",
