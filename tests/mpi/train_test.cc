@@ -198,8 +198,13 @@ TEST(RankData, EachRankReadsOnlyItsOwnRows) {
   the_cluster->Barrier();
   const Dataset whole = LoadDataset(svm);
   ASSERT_EQ(whole.rows(), data.train.rows());
-  for (const std::string& path : {svm, cache}) {
-    const std::optional<internal::RankRows> mine = internal::LoadRankRows(path, {}, *the_cluster);
+  // The cache, and the text parsed in one piece and in pieces of 64 bytes (shorter than some
+  // of its lines).
+  for (const auto& [path, piece] : {std::pair{cache, internal::kRankPieceBytes},
+                                    std::pair{svm, internal::kRankPieceBytes},
+                                    std::pair{svm, std::size_t{64}}}) {
+    const std::optional<internal::RankRows> mine =
+        internal::LoadRankRows(path, {}, *the_cluster, piece);
     ASSERT_TRUE(mine.has_value()) << path;
     const RankPart expected = RankPartOf(whole.rows(), the_cluster->rank(), the_cluster->ranks());
     EXPECT_EQ(mine->part.first, expected.first) << path;

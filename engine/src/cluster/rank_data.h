@@ -6,6 +6,7 @@
 // ratings, gzip-compressed text) cannot be cut by range: the caller reads them whole.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -25,8 +26,11 @@ struct RankRows {
 // every rank when the file's format is not read by range (the caller then loads it whole). An
 // error on any rank (a missing file, a bad line) throws on every rank: that rank's own error
 // there, kBadInput "another rank could not read PATH" on the others, so no rank waits for one
-// that failed. options.num_features 0: the largest index of any rank's rows.
+// that failed. options.num_features 0: the largest index of any rank's rows. LIBSVM text is
+// parsed `piece_bytes` at a time (whole lines; tests make it tiny), so a rank holds its rows and
+// one piece of text, never its whole range of text.
+inline constexpr std::size_t kRankPieceBytes = std::size_t{16} << 20;
 std::optional<RankRows> LoadRankRows(const std::string& path, const LoadOptions& options,
-                                     Cluster& cluster);
+                                     Cluster& cluster, std::size_t piece_bytes = kRankPieceBytes);
 
 }  // namespace corral::internal
