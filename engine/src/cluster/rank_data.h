@@ -29,7 +29,7 @@ struct RankRows {
 // that failed. options.num_features 0: the largest index of any rank's rows. LIBSVM text is
 // parsed `piece_bytes` at a time (whole lines; tests make it tiny), so a rank holds its rows and
 // one piece of text, never its whole range of text.
-inline constexpr std::size_t kRankPieceBytes = std::size_t{16} << 20;
+inline constexpr std::size_t kRankPieceBytes = std::size_t{4} << 20;
 std::optional<RankRows> LoadRankRows(const std::string& path, const LoadOptions& options,
                                      Cluster& cluster, std::size_t piece_bytes = kRankPieceBytes);
 
