@@ -704,9 +704,10 @@ TrainingFacts FactsAcross(Cluster& cluster, const Dataset& mine) {
   return facts;
 }
 
-// A run on `mine`, the rows `held` of the set: all of them in one process (or every rank's
-// whole copy when `model_data` is the set), this rank's own across ranks. The model is built
-// from `model_data` (the whole set) or else from `facts` (the whole set's, added across ranks).
+// A run on `mine`, the rows `held` of the set: all of them in one process, this rank's own
+// across ranks. The model is built from `model_data` (every rank's whole copy of the set),
+// else from `facts` (the whole set's, added across ranks), else from the rows it fits (one
+// process: `mine` less --validation's share).
 TrainResult TrainHeld(const Dataset& mine, internal::HeldRows held, const Dataset* model_data,
                       const TrainingFacts* facts, const Dataset* test, const TrainConfig& given,
                       const TrainObserver& observer, Cluster& cluster) {
@@ -764,8 +765,9 @@ TrainResult TrainHeld(const Dataset& mine, internal::HeldRows held, const Datase
 TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& given,
                   const TrainObserver& observer, Cluster& cluster) {
   if (cluster.ranks() == 1 || all.rows() == 0) {
-    return TrainHeld(all, {.first = 0, .total = all.rows()}, &all, nullptr, test, given, observer,
-                     cluster);
+    // The model from the rows it fits (without --validation's held-out share).
+    return TrainHeld(all, {.first = 0, .total = all.rows()}, nullptr, nullptr, test, given,
+                     observer, cluster);
   }
   // Every rank holds the whole set: each trains on a view of its workers' rows and evaluates
   // its part of the sets, as a rank that read only its rows does (the model still from `all`).
@@ -783,7 +785,13 @@ TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& gi
 TrainResult Train(const Dataset& mine, const RankPart& part, const Dataset* test,
                   const TrainConfig& given, const TrainObserver& observer, Cluster& cluster) {
   const RankPart expected = RankPartOf(part.total, cluster.rank(), cluster.ranks());
-  if (part.first != expected.first || part.count != expected.count || mine.rows() != part.count) {
+  const bool wrong =
+      part.first != expected.first || part.count != expected.count || mine.rows() != part.count;
+  // Agreed before any rank goes on into the collectives below.
+  if (internal::AnyAcross(cluster, wrong) && !wrong) {
+    throw Error(ErrorCode::kBadConfig, "another rank's rows are not its RankPartOf");
+  }
+  if (wrong) {
     throw Error(ErrorCode::kBadConfig,
                 mine.name() + ": rank " + std::to_string(cluster.rank()) + " of " +
                     std::to_string(cluster.ranks()) + " holds " + std::to_string(mine.rows()) +
