@@ -26,7 +26,8 @@ if(CORRAL_MPI)
   set(MPI_CXX_SKIP_MPICXX ON)
   find_package(MPI REQUIRED COMPONENTS CXX)
   add_library(corral_mpi STATIC ${PROJECT_SOURCE_DIR}/engine/src/channel/mpi_transport.cc
-                         ${PROJECT_SOURCE_DIR}/engine/src/cluster/mpi_cluster.cc)
+                         ${PROJECT_SOURCE_DIR}/engine/src/cluster/mpi_cluster.cc
+                         ${PROJECT_SOURCE_DIR}/engine/src/cluster/rank_data.cc)
   target_include_directories(corral_mpi PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(corral_mpi PUBLIC corral MPI::MPI_CXX PRIVATE Boost::headers)
   corral_target_options(corral_mpi)

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -79,6 +81,41 @@ TEST(StepSizeSearch, AdaGradPicksTheArgminOfItsOwnScores) {
   EXPECT_EQ(found.lr, std::ldexp(1.0f, best_k));
   EXPECT_EQ(found.objective, best);
   EXPECT_NE(found.lr, sgd.lr);  // the problem tells the two optimizers apart
+}
+
+// Across ranks each rank gathers the drawn rows from the ranks holding them into one copy, in
+// draw order (picks, then AdaGrad's scored rows), and searches on it (coordinator.h, PlanRun):
+// the same step and objective as the search on the whole set, bit for bit, also where the
+// whole set is too large to be read in place (a sample of 200 of 3000 rows) and for a model
+// the fused step does not take (softmax).
+TEST(StepSizeSearch, OnTheGatheredDrawnRowsIsTheSearchOnTheWholeSet) {
+  const Dataset train = testing::SmallProblem().train;
+  const std::uint64_t seed = 5;
+  const auto on_pool = [&](const auto& model, Optimizer optimizer, std::size_t sample) {
+    using M = std::remove_cvref_t<decltype(model)>;
+    const SearchRows drawn = DrawSearchRows<M>(train.rows(), seed, optimizer, sample);
+    std::vector<std::size_t> wanted = drawn.picks;
+    wanted.insert(wanted.end(), drawn.scored.begin(), drawn.scored.end());
+    SearchRows in_pool{.picks = std::vector<std::size_t>(drawn.picks.size()),
+                       .scored = std::vector<std::size_t>(drawn.scored.size())};
+    std::iota(in_pool.picks.begin(), in_pool.picks.end(), std::size_t{0});
+    std::iota(in_pool.scored.begin(), in_pool.scored.end(), drawn.picks.size());
+    return SearchStepSizeOn(model, train.Gather(wanted), in_pool, 1, seed, optimizer);
+  };
+  const LogisticModel logistic(train, 1e-3f);
+  for (const Optimizer optimizer : {Optimizer::kSgd, Optimizer::kAdaGrad}) {
+    for (const std::size_t sample : {std::size_t{200}, std::size_t{10'000}}) {
+      const StepSizeSearch whole = SearchStepSize(logistic, train, 1, seed, optimizer, sample);
+      const StepSizeSearch pooled = on_pool(logistic, optimizer, sample);
+      EXPECT_EQ(whole.lr, pooled.lr) << sample;
+      EXPECT_EQ(whole.objective, pooled.objective) << sample;
+    }
+  }
+  const SoftmaxModel softmax(train, 1e-3f);
+  const StepSizeSearch whole = SearchStepSize(softmax, train, 1, seed, Optimizer::kSgd, 200);
+  const StepSizeSearch pooled = on_pool(softmax, Optimizer::kSgd, 200);
+  EXPECT_EQ(whole.lr, pooled.lr);
+  EXPECT_EQ(whole.objective, pooled.objective);
 }
 
 }  // namespace

@@ -39,7 +39,8 @@ TEST(PlacementMemory, ShardsAndReplicasLieOnTheirWorkersNode) {
     // As the engine's setup does: pin, first-touch, then bind.
     std::thread([&, w] {
       self.pinned = placement.Bind(w);
-      self.state.Build(model, data.train, w, kWorkers, 1, Shuffle::kEpoch, /*copy=*/true);
+      self.state.Build(model, data.train, {.first = 0, .total = data.train.rows()}, w, kWorkers, 1,
+                       Shuffle::kEpoch, /*copy=*/true);
       self.x.assign(model.NumParams() * 64, 0.5f);
       std::vector<std::span<const std::byte>> areas = self.state.OwnedMemory();
       areas.push_back(std::as_bytes(std::span(self.x)));

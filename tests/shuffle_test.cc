@@ -65,7 +65,7 @@ void Start(Worker& s, const Dataset& data, const LogisticModel& model, Shuffle s
            int workers, int epoch, const HotHead* head = nullptr) {
   const TrainConfig config{.batch = 1, .shuffle = shuffle};
   RunPlan plan{.train = data, .config = config, .threads = workers, .workers = workers,
-               .shuffle = shuffle};
+               .held = {.first = 0, .total = data.rows()}, .shuffle = shuffle};
   BuildHotWorker(s, model, plan, w, head != nullptr ? *head : HotHead{}, workers == 1);
   s.BeginEpoch(/*seed=*/5, epoch, w, 0);
 }

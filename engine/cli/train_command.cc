@@ -18,6 +18,7 @@
 #if CORRAL_HAVE_MPI
 #include "engine/src/cluster/collectives.h"
 #include "engine/src/cluster/mpi_cluster.h"
+#include "engine/src/cluster/rank_data.h"
 #endif
 
 namespace corral::cli {
@@ -40,9 +41,8 @@ struct TrainCommand {
   std::string checkpoint_every;  // N (epochs) or Ns (seconds)
 };
 
-// Resolves the flags (into cmd.options.config) and loads the data. `voice`: this process
-// prints and writes (rank 0).
-TrainData Prepare(TrainCommand& cmd, bool voice) {
+// Resolves the flags (into cmd.options.config). `voice`: this process prints and writes (rank 0).
+void Resolve(TrainCommand& cmd, bool voice) {
   TrainOptions& o = cmd.options;
   if (!voice) o.quiet = true;
   ResolveConfig(o);
@@ -56,7 +56,6 @@ TrainData Prepare(TrainCommand& cmd, bool voice) {
     CheckOutputPath("--save", cmd.save);
     CheckOutputPath("--metrics", config.metrics_path);
   }
-  return LoadTrainData(o);
 }
 
 // Trains and reports. `cluster`: the ranks of an mpirun (null: this process alone); rank 0 alone
@@ -82,8 +81,10 @@ int RunTrain(TrainCommand& cmd, const TrainData& data, Cluster* cluster) {
     };
   }
   const Dataset* test = data.test ? &*data.test : nullptr;
-  const TrainResult result = cluster != nullptr ? Train(data.train, test, config, observer, *cluster)
-                                                : Train(data.train, test, config, observer);
+  const TrainResult result =
+      cluster == nullptr ? Train(data.train, test, config, observer)
+      : data.part        ? Train(data.train, *data.part, test, config, observer, *cluster)
+                         : Train(data.train, test, config, observer, *cluster);
   if (cluster != nullptr && cluster->rank() != 0) return 0;
   printer.Summary(config, result);
   for (const std::string& warning : result.warnings) {
@@ -113,6 +114,43 @@ int StatusOf(const std::exception& e) {
   return error != nullptr && error->IsUsageError() ? 2 : 1;
 }
 
+// The data of one rank: its own rows of --data and its part of --test where their format is
+// read by range (LIBSVM text, the binary cache: rank_data.h), else the whole files
+// (LoadTrainData). Collective; throws on every rank when any rank fails.
+TrainData LoadRankData(const TrainOptions& o, Cluster& cluster) {
+  if (o.data.empty()) return LoadTrainData(o);
+  CheckFeatureCount(o.features, ErrorCode::kBadConfig, "--features");
+  const LoadOptions load{.format = ParseDataFormat(o.format), .num_features = o.features};
+  std::optional<internal::RankRows> train = internal::LoadRankRows(o.data, load, cluster);
+  if (!train) return LoadTrainData(o);
+  TrainData d{.train = std::move(train->mine), .test = std::nullopt, .part = train->part};
+  if (!o.test.empty()) {
+    LoadOptions test_load = load;
+    test_load.num_features = d.train.num_features();  // the whole set's (the ranks agreed)
+    std::optional<internal::RankRows> test = internal::LoadRankRows(o.test, test_load, cluster);
+    if (test) {
+      d.test = std::move(test->mine);
+    } else {
+      // A test file read whole: this rank keeps its part (Train sums the parts' evaluations).
+      const Dataset all = LoadDataset(o.test, test_load);
+      const RankPart t = RankPartOf(all.rows(), cluster.rank(), cluster.ranks());
+      d.test = all.Rows(t.first, t.first + t.count);
+    }
+  }
+  if (!o.quiet) {
+    std::fprintf(stderr,
+                 "data: %s: %zu rows, %zu features; each rank reads its own rows (rank 0: %zu "
+                 "rows, %zu non-zeros)",
+                 d.train.name().c_str(), d.part->total, d.train.num_features(), d.train.rows(),
+                 d.train.nnz());
+    if (d.test) {
+      std::fprintf(stderr, "; test %s (rank 0: %zu rows)", d.test->name().c_str(), d.test->rows());
+    }
+    std::fprintf(stderr, "\n");
+  }
+  return d;
+}
+
 // `corral train` as one rank of an mpirun. Each rank's error is printed with its rank. The
 // ranks agree once the data is loaded (a file missing on one rank stops all of them cleanly,
 // with that rank's status) and again at the end (AgreeOnExit: no rank hangs when another
@@ -126,7 +164,13 @@ int RunAcrossRanks(TrainCommand& cmd) {
   std::optional<TrainData> data;
   int status = 0;
   try {
-    data.emplace(Prepare(cmd, cluster->rank() == 0));
+    Resolve(cmd, cluster->rank() == 0);
+  } catch (const std::exception& e) {
+    status = report(e);
+  }
+  if (const int all = internal::MaxAcross(*cluster, status); all != 0) return all;
+  try {
+    data.emplace(LoadRankData(cmd.options, *cluster));  // throws on every rank alike
   } catch (const std::exception& e) {
     status = report(e);
   }
@@ -152,7 +196,8 @@ int RunTrainCommand(TrainCommand& cmd) {
                     "install libopenmpi-dev openmpi-bin and rebuild, or run one process");
 #endif
   }
-  const TrainData data = Prepare(cmd, true);
+  Resolve(cmd, true);
+  const TrainData data = LoadTrainData(cmd.options);
   return RunTrain(cmd, data, nullptr);
 }
 

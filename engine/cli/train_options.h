@@ -45,6 +45,9 @@ void ResolveConfig(TrainOptions& o);
 struct TrainData {
   Dataset train;
   std::optional<Dataset> test;
+  // Across ranks, when this rank read only its rows: which rows of the whole set `train`
+  // holds (`test` is then this rank's part of the test set too). Empty: the whole sets.
+  std::optional<RankPart> part;
 };
 
 // --data and --test, or the built-in synthetic set when --data is absent. Prints a one-line

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numbers>
 #include <numeric>
 #include <optional>
@@ -23,6 +24,8 @@
 #include <corral/limits.h>
 #include <corral/load.h>
 #include <corral/rng.h>
+#include <corral/shards.h>
+#include <corral/training_facts.h>
 
 #include "engine/src/cluster/collectives.h"
 #include "engine/src/compress/compressor.h"
@@ -570,8 +573,9 @@ double PeakRssMb() {
 }
 
 // `threads` workers on each rank of `cluster`.
+// `train` holds the rows `held` of the set.
 template <typename M>
-TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
+TrainResult RunMode(const M& model, const Dataset& train, HeldRows held, const Dataset* test,
                     const Dataset* validation, const TrainConfig& config, int threads,
                     Cluster& cluster, float l2, const TrainObserver& observer, ModelInfo info,
                     std::string algorithm_reason) {
@@ -580,7 +584,7 @@ TrainResult RunMode(const M& model, const Dataset& train, const Dataset* test,
   const auto search_batch = static_cast<std::size_t>(config.batch) *
                             static_cast<std::size_t>(mode.all_batches ? threads * cluster.ranks() : 1);
   bool searched = false;
-  RunPlan plan = PlanRun(model, train, config, threads, cluster, search_batch, searched);
+  RunPlan plan = PlanRun(model, train, config, threads, cluster, held, search_batch, searched);
   plan.info = std::move(info);
   plan.validation = validation;
   plan.algorithm_reason = std::move(algorithm_reason);
@@ -665,30 +669,66 @@ void CheckAcrossRanks(const TrainConfig& config, const TrainObserver& observer, 
 
 }  // namespace
 
-TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& given,
-                  const TrainObserver& observer, Cluster& cluster) {
+RankPart RankPartOf(std::size_t total, int rank, int ranks) {
+  const std::size_t first = ContiguousShardBegin(total, static_cast<std::size_t>(ranks),
+                                                 static_cast<std::size_t>(rank));
+  const std::size_t last = ContiguousShardBegin(total, static_cast<std::size_t>(ranks),
+                                                static_cast<std::size_t>(rank) + 1);
+  return {.first = first, .count = last - first, .total = total};
+}
+
+namespace {
+
+// The whole set's TrainingFacts from every rank's part: rows and feature counts added in rank
+// order, the classes' union, the largest dimension. Collective.
+TrainingFacts FactsAcross(Cluster& cluster, const Dataset& mine) {
+  TrainingFacts facts = TrainingFacts::Of(mine);
+  facts.num_features = internal::MaxAcross(cluster, facts.num_features);
+  facts.rows_with.resize(facts.num_features, 0);
+  facts.rows = internal::SumAcross(cluster, facts.rows);
+  const std::vector<std::uint64_t> counts =
+      internal::GatherAll(cluster, std::span<const std::uint64_t>(facts.rows_with));
+  std::ranges::fill(facts.rows_with, 0);
+  for (std::size_t at = 0; at < counts.size(); ++at) facts.rows_with[at % facts.num_features] += counts[at];
+  // Classes: each rank's labels, padded with NaN (no label) to the most any rank has.
+  std::vector<float> labels = facts.classes.labels();
+  labels.resize(internal::MaxAcross(cluster, labels.size()), std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> all = internal::GatherAll(cluster, std::span<const float>(labels));
+  std::erase_if(all, [](float v) { return std::isnan(v); });
+  facts.classes = ClassMap(std::move(all));
+  return facts;
+}
+
+// A run on `mine`, the rows `held` of the set: all of them in one process, this rank's own
+// across ranks. The model is built from `model_data` (every rank's whole copy of the set),
+// else from `facts` (the whole set's, added across ranks), else from the rows it fits (one
+// process: `mine` less --validation's share).
+TrainResult TrainHeld(const Dataset& mine, internal::HeldRows held, const Dataset* model_data,
+                      const TrainingFacts* facts, const Dataset* test, const TrainConfig& given,
+                      const TrainObserver& observer, Cluster& cluster) {
   given.Validate();
-  if (all.rows() == 0) {
-    throw Error(ErrorCode::kBadInput, all.name() + ": the training set has no rows");
+  if (held.total == 0) {
+    throw Error(ErrorCode::kBadInput, mine.name() + ": the training set has no rows");
   }
   std::string algorithm_reason;
   TrainConfig config =
-      WithAlgorithm(given, all, WorkerThreads(given, all.rows()), cluster.ranks(), algorithm_reason);
+      WithAlgorithm(given, mine, WorkerThreads(given, held.total), cluster.ranks(), algorithm_reason);
   if (cluster.ranks() > 1) CheckAcrossRanks(config, observer, cluster.ranks());
   config.compress = ResolvedCompress(config);
-  const Split split = SplitValidation(all, config);
+  const Split split = SplitValidation(mine, config);  // one process only (refused across ranks)
   const Dataset& train = split.fit;
   const Dataset* validation = split.validation ? &*split.validation : nullptr;
+  if (cluster.ranks() == 1) held = {.first = 0, .total = train.rows()};
   int threads = RequestedThreads(config);
   // Every worker needs at least one row of its own.
   const auto ranks = static_cast<std::size_t>(cluster.ranks());
-  if (ranks > 1 && static_cast<std::size_t>(threads) * ranks > train.rows()) {
+  if (ranks > 1 && static_cast<std::size_t>(threads) * ranks > held.total) {
     throw Error(ErrorCode::kBadConfig,
-                train.name() + ": " + std::to_string(train.rows()) + " rows for " +
+                train.name() + ": " + std::to_string(held.total) + " rows for " +
                     std::to_string(ranks) + " ranks x --threads " + std::to_string(threads) +
                     " workers: every worker needs a row of its own");
   }
-  threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), train.rows()));
+  threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), held.total));
   // Each worker's gradient buffer holds an entry (index, value, L2 weight) for every stored
   // value of its batch's rows: a lower bound of what --batch costs, checked before any worker
   // allocates it.
@@ -697,21 +737,68 @@ TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& gi
               ErrorCode::kBadConfig, "--batch " + std::to_string(config.batch),
               "the workers' gradient buffers for rows of up to " +
                   std::to_string(train.max_row_nnz()) + " values");
-  const float l2 = config.l2.value_or(1.0f / static_cast<float>(train.rows()));
+  const float l2 = config.l2.value_or(1.0f / static_cast<float>(held.total));
   // A bad --topology fails before the step-size search spends time on the data.
   std::vector<std::string> mixing_warnings;
   if (const std::string topology = internal::CheckpointTopology(config); !topology.empty()) {
     mixing_warnings = internal::CheckMixing(MakeTopology(topology, threads * cluster.ranks()), config.strict);
   }
 
-  return internal::WithTrainingModel(config, train, l2, [&](const auto& model) {
-    ModelInfo info = internal::Describe(config.model, model, train);
-    TrainResult result = internal::RunMode(model, train, test, validation, config, threads, cluster,
-                                           l2, observer, info, algorithm_reason);
+  const Dataset& source = model_data != nullptr ? *model_data : train;
+  return internal::WithTrainingModel(config, source, facts, l2, [&](const auto& model) {
+    ModelInfo info = internal::Describe(config.model, model, source);
+    TrainResult result = internal::RunMode(model, train, held, test, validation, config, threads,
+                                           cluster, l2, observer, info, algorithm_reason);
     result.model = std::move(info);
     result.warnings.insert(result.warnings.begin(), mixing_warnings.begin(), mixing_warnings.end());
     return result;
   });
+}
+
+}  // namespace
+
+TrainResult Train(const Dataset& all, const Dataset* test, const TrainConfig& given,
+                  const TrainObserver& observer, Cluster& cluster) {
+  if (cluster.ranks() == 1 || all.rows() == 0) {
+    // The model from the rows it fits (without --validation's held-out share).
+    return TrainHeld(all, {.first = 0, .total = all.rows()}, nullptr, nullptr, test, given,
+                     observer, cluster);
+  }
+  // Every rank holds the whole set: each trains on a view of its workers' rows and evaluates
+  // its part of the sets, as a rank that read only its rows does (the model still from `all`).
+  const RankPart part = RankPartOf(all.rows(), cluster.rank(), cluster.ranks());
+  const Dataset mine = all.Rows(part.first, part.first + part.count);
+  std::optional<Dataset> test_part;
+  if (test != nullptr) {
+    const RankPart t = RankPartOf(test->rows(), cluster.rank(), cluster.ranks());
+    test_part = test->Rows(t.first, t.first + t.count);
+  }
+  return TrainHeld(mine, {.first = part.first, .total = part.total}, &all, nullptr,
+                   test_part ? &*test_part : nullptr, given, observer, cluster);
+}
+
+TrainResult Train(const Dataset& mine, const RankPart& part, const Dataset* test,
+                  const TrainConfig& given, const TrainObserver& observer, Cluster& cluster) {
+  const RankPart expected = RankPartOf(part.total, cluster.rank(), cluster.ranks());
+  const bool wrong =
+      part.first != expected.first || part.count != expected.count || mine.rows() != part.count;
+  // Agreed before any rank goes on into the collectives below.
+  if (internal::AnyAcross(cluster, wrong) && !wrong) {
+    throw Error(ErrorCode::kBadConfig, "another rank's rows are not its RankPartOf");
+  }
+  if (wrong) {
+    throw Error(ErrorCode::kBadConfig,
+                mine.name() + ": rank " + std::to_string(cluster.rank()) + " of " +
+                    std::to_string(cluster.ranks()) + " holds " + std::to_string(mine.rows()) +
+                    " rows as rows " + std::to_string(part.first) + ".. of " +
+                    std::to_string(part.total) + "; expected its part, rows " +
+                    std::to_string(expected.first) + ".." +
+                    std::to_string(expected.first + expected.count) + " (RankPartOf)");
+  }
+  if (cluster.ranks() == 1) return Train(mine, test, given, observer, cluster);
+  const TrainingFacts facts = FactsAcross(cluster, mine);
+  return TrainHeld(mine, {.first = part.first, .total = part.total}, nullptr, &facts, test, given,
+                   observer, cluster);
 }
 
 namespace detail {
@@ -753,8 +840,9 @@ TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& all,
   const auto run = [&](const auto& model) {
     const ModelInfo info{.kind = config.model, .l2 = l2, .num_features = train.num_features()};
     internal::LocalCluster alone;  // custom models run in one process
-    TrainResult result = internal::RunMode(model, train, test, validation, config, threads, alone,
-                                           l2, observer, info, algorithm_reason);
+    TrainResult result = internal::RunMode(model, train, {.first = 0, .total = train.rows()}, test,
+                                           validation, config, threads, alone, l2, observer, info,
+                                           algorithm_reason);
     result.model = info;
     return result;
   };

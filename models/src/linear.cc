@@ -40,6 +40,15 @@ LinearModel<Loss>::LinearModel(const Dataset& train, float l2, std::span<const f
   std::copy(class_weight.begin(), class_weight.end(), class_weight_.begin());
 }
 
+template <typename Loss>
+LinearModel<Loss>::LinearModel(const TrainingFacts& train, float l2, std::span<const float> class_weight)
+    : LinearModel(train.num_features, l2) {
+  l2_weight_ = internal::SparseL2Weights(train.rows_with, train.rows, l2);
+  if (class_weight.empty()) return;
+  internal::CheckClassWeights(kName, class_weight, kClasses);
+  std::copy(class_weight.begin(), class_weight.end(), class_weight_.begin());
+}
+
 template class LinearModel<LogisticLoss>;
 template class LinearModel<HingeLoss>;
 template class LinearModel<SquaredLoss>;

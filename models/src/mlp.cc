@@ -124,6 +124,9 @@ MlpModel::MlpModel(std::size_t inputs, std::vector<int> hidden, ClassMap classes
 MlpModel::MlpModel(const Dataset& train, std::vector<int> hidden, float l2)
     : MlpModel(train.num_features(), std::move(hidden), ClassMap::Of(train), l2) {}
 
+MlpModel::MlpModel(const TrainingFacts& train, std::vector<int> hidden, float l2)
+    : MlpModel(train.num_features, std::move(hidden), train.classes, l2) {}
+
 MlpModel::Workspace MlpModel::MakeWorkspace(std::size_t batch) const {
   Workspace ws;
   ws.batch = batch;

@@ -69,6 +69,15 @@ SoftmaxModel::SoftmaxModel(const Dataset& train, float l2, Bias bias,
   class_weight_.assign(class_weight.begin(), class_weight.end());
 }
 
+SoftmaxModel::SoftmaxModel(const TrainingFacts& train, float l2, Bias bias,
+                           std::span<const float> class_weight)
+    : SoftmaxModel(train.num_features, train.classes, l2, bias) {
+  l2_weight_ = internal::SparseL2Weights(train.rows_with, train.rows, l2);
+  if (class_weight.empty()) return;
+  internal::CheckClassWeights(kName, class_weight, k_);
+  class_weight_.assign(class_weight.begin(), class_weight.end());
+}
+
 template <typename W>
 void SoftmaxModel::Scores(const W& w, SparseRow x, std::span<float> scores) const {
   const std::size_t bias = features_ * k_;

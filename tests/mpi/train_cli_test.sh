@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `mpiexec -n 2 corral train` (ctest mpi.train_cli): the saved model of 2 ranks x 2 threads
-# evaluates exactly as 1 process x 4 threads (mpi.train checks the bits), rank 0 alone speaks,
-# and an error on one rank ends every rank with a non-zero status and the message with its
+# evaluates exactly as 1 process x 4 threads (mpi.train checks the bits), each rank reads only
+# its rows (LIBSVM text; the cache, without --lr), rank 0 alone speaks, and an error on one rank ends every rank with a non-zero status and the message with its
 # rank: a data file missing on rank 1 only, a model file (--init) missing on rank 1 only (it
 # throws inside the run, where rank 0 already waits for it in the mode's collective setup; run
 # with hogwild++, whose ring sets up as dpsgd's transport does, and once only: the case costs
@@ -27,6 +27,26 @@ common=(--data "$dir/data0.svm" --epochs 2 --lr 0.05 --gossip-every 1 --pin none
 "$corral" eval --json --model-file "$dir/two.model" --data "$dir/data0.svm" >"$dir/two.json" 2>/dev/null ||
   fail "eval two"
 cmp -s "$dir/one.json" "$dir/two.json" || fail "2 x 2 evaluates as $(cat "$dir/two.json"), 1 x 4 as $(cat "$dir/one.json")"
+grep -q "^data: .*3000 rows.*each rank reads its own rows (rank 0: 1500 rows" "$log" ||
+  fail "expected rank 0 to read its 1500 of the 3000 rows"
+
+# The binary cache, read by rank, without --lr (the step-size search gathers its rows from the
+# ranks): the model of 1 x 4 on the text file.
+"$corral" data convert --data "$dir/data0.svm" --out "$dir/data0.cache" >/dev/null 2>&1 ||
+  fail "data convert"
+nolr=(--epochs 2 --gossip-every 1 --pin none --seed 9 --algo dpsgd)
+"$corral" train --data "$dir/data0.svm" "${nolr[@]}" --threads 4 --quiet --save "$dir/one.model" \
+  >"$log" 2>&1 || fail "1 x 4 without --lr failed"
+"$mpiexec" -n 2 "$corral" train --data "$dir/data0.cache" "${nolr[@]}" --threads 2 \
+  --save "$dir/two.model" >"$log" 2>&1 || fail "2 x 2 on the cache without --lr failed"
+grep -q "^data: .*each rank reads its own rows (rank 0: 1500 rows" "$log" ||
+  fail "the cache: expected rank 0 to read its 1500 rows"
+"$corral" eval --json --model-file "$dir/one.model" --data "$dir/data0.svm" >"$dir/one.json" 2>/dev/null ||
+  fail "eval one"
+"$corral" eval --json --model-file "$dir/two.model" --data "$dir/data0.svm" >"$dir/two.json" 2>/dev/null ||
+  fail "eval two"
+cmp -s "$dir/one.json" "$dir/two.json" ||
+  fail "cache, no --lr: 2 x 2 evaluates as $(cat "$dir/two.json"), 1 x 4 as $(cat "$dir/one.json")"
 
 # Each rank reads "$dir/data<rank>.svm" (and --init "$dir/init<rank>.model"): rank 1's is missing.
 # per_rank ALGO EXTRA: EXTRA is expanded on each rank.

@@ -3,19 +3,28 @@
 // proof). Every rank trains across the ranks; rank 0 then trains alone with 4 threads and
 // compares; every rank also checks it holds rank 0's parameters and history.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <corral/cache.h>
 #include <corral/cluster.h>
 #include <corral/error.h>
+#include <corral/load.h>
 #include <corral/synthetic.h>
 #include <corral/train.h>
+#include <corral/write.h>
 
 #include "engine/src/cluster/mpi_cluster.h"
+#include "engine/src/cluster/rank_data.h"
 
 namespace corral {
 namespace {
@@ -54,6 +63,10 @@ std::vector<float> FromRankZero(std::vector<float> v) {
   the_cluster->Broadcast(std::as_writable_bytes(std::span(v)));
   return v;
 }
+double FromRankZeroD(double v) {
+  the_cluster->Broadcast(std::as_writable_bytes(std::span(&v, 1)));
+  return v;
+}
 
 class AcrossRanks : public testing::TestWithParam<Case> {};
 
@@ -74,7 +87,14 @@ TEST_P(AcrossRanks, TwoRanksOfTwoThreadsEqualOneProcessOfFour) {
                            alone.params.size() * sizeof(float)))
       << c.name << ": 2 ranks x 2 threads differ from 1 process x 4 threads";
   EXPECT_EQ(alone.samples, across.samples);
-  EXPECT_EQ(alone.history.back().objective, across.history.back().objective);
+  // Each rank evaluates its own rows and the sums are added across ranks: the same objective
+  // up to the order of the additions; accuracies (ratios of counts) exactly.
+  const EvalPoint& one = alone.history.back();
+  const EvalPoint& two = across.history.back();
+  EXPECT_NEAR(one.objective, two.objective, 1e-12 * std::abs(one.objective));
+  EXPECT_EQ(one.train_acc, two.train_acc);
+  EXPECT_EQ(one.test_acc, two.test_acc);
+  EXPECT_EQ(one.test_auc, two.test_auc);
   EXPECT_EQ(alone.history.back().step, across.history.back().step);
   if (alone.history.back().consensus) {
     EXPECT_EQ(*alone.history.back().consensus, *across.history.back().consensus);
@@ -141,6 +161,148 @@ TEST(AcrossRanksRefusals, OtherModesAreRefusedNamingAlgo) {
   }
   config = ConfigOf(Case{.name = "", .algorithm = Algorithm::kDpsgd}, 0);
   EXPECT_THROW(Train(data.train, nullptr, config, {}, *the_cluster), Error);  // --threads 0
+}
+
+// Reading by rank (engine/src/cluster/rank_data.h): a file rank 0 writes, with comment and
+// blank lines between rows, that every rank then reads.
+std::string SharedPath(const std::string& name) {
+  std::int64_t id = the_cluster->rank() == 0 ? static_cast<std::int64_t>(::getpid()) : 0;
+  the_cluster->Broadcast(std::as_writable_bytes(std::span(&id, 1)));
+  return testing::TempDir() + "corral_rank_rows_" + std::to_string(id) + "_" + name;
+}
+
+void WriteWithComments(const Dataset& data, const std::string& path) {
+  std::ofstream out(path);
+  out << "# a LIBSVM file with comments\n\n";
+  for (std::size_t r = 0; r < data.rows(); ++r) {
+    out << data.Label(r);
+    const SparseRow row = data.Row(r);
+    for (std::size_t k = 0; k < row.nnz(); ++k) {
+      char value[32];
+      std::snprintf(value, sizeof(value), "%.9g", static_cast<double>(row.value[k]));
+      out << ' ' << row.index[k] + 1 << ':' << value;
+    }
+    out << (r % 7 == 3 ? "  # a trailing comment\n" : "\n");
+    if (r % 11 == 5) out << "\n   \n# between rows\n";
+  }
+}
+
+// Each rank holds exactly its workers' rows of the whole file (RankPartOf), row for row the
+// whole file's, with the whole file's dimension: LIBSVM (cut at line boundaries) and the cache.
+TEST(RankData, EachRankReadsOnlyItsOwnRows) {
+  const SyntheticSplit& data = Data(false);
+  const std::string svm = SharedPath("rows.svm"), cache = SharedPath("rows.cache");
+  if (the_cluster->rank() == 0) {
+    WriteWithComments(data.train, svm);
+    WriteCache(LoadDataset(svm), cache);
+  }
+  the_cluster->Barrier();
+  const Dataset whole = LoadDataset(svm);
+  ASSERT_EQ(whole.rows(), data.train.rows());
+  // The cache, and the text parsed in one piece and in pieces of 64 bytes (shorter than some
+  // of its lines).
+  for (const auto& [path, piece] : {std::pair{cache, internal::kRankPieceBytes},
+                                    std::pair{svm, internal::kRankPieceBytes},
+                                    std::pair{svm, std::size_t{64}}}) {
+    const std::optional<internal::RankRows> mine =
+        internal::LoadRankRows(path, {}, *the_cluster, piece);
+    ASSERT_TRUE(mine.has_value()) << path;
+    const RankPart expected = RankPartOf(whole.rows(), the_cluster->rank(), the_cluster->ranks());
+    EXPECT_EQ(mine->part.first, expected.first) << path;
+    EXPECT_EQ(mine->part.count, expected.count) << path;
+    EXPECT_EQ(mine->part.total, whole.rows()) << path;
+    ASSERT_EQ(mine->mine.rows(), expected.count) << path;
+    EXPECT_LT(mine->mine.rows(), whole.rows()) << path;
+    EXPECT_EQ(mine->mine.num_features(), whole.num_features()) << path;
+    for (std::size_t r = 0; r < mine->mine.rows(); ++r) {
+      const SparseRow got = mine->mine.Row(r), want = whole.Row(expected.first + r);
+      ASSERT_EQ(mine->mine.Label(r), whole.Label(expected.first + r)) << path << " row " << r;
+      ASSERT_TRUE(std::ranges::equal(got.index, want.index) &&
+                  std::ranges::equal(got.value, want.value))
+          << path << " row " << r;
+    }
+  }
+  // Formats not read by range say so (the caller reads them whole).
+  const std::string csv = SharedPath("rows.csv");
+  if (the_cluster->rank() == 0) WriteCsv(data.test, csv);
+  the_cluster->Barrier();
+  EXPECT_FALSE(internal::LoadRankRows(csv, {}, *the_cluster).has_value());
+  the_cluster->Barrier();
+  if (the_cluster->rank() == 0) {
+    for (const std::string& path : {svm, cache, csv}) std::remove(path.c_str());
+  }
+}
+
+// A file one rank cannot read fails on every rank, that rank with its own error.
+TEST(RankData, AFileMissingOnOneRankFailsOnEvery) {
+  const std::string path = SharedPath("missing_on_rank_1.svm");
+  if (the_cluster->rank() == 0) WriteLibsvm(Data(false).test, path);
+  the_cluster->Barrier();
+  const std::string mine = the_cluster->rank() == 0 ? path : path + ".absent";
+  try {
+    internal::LoadRankRows(mine, {}, *the_cluster);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(the_cluster->rank() == 0 ? "another rank" : ".absent"),
+              std::string::npos)
+        << e.what();
+  }
+  the_cluster->Barrier();
+  if (the_cluster->rank() == 0) std::remove(path.c_str());
+}
+
+// Training on the rows each rank read (no rank holds the set) is the run of one process with
+// 4 threads on the whole file, bit for bit: also without --lr (the step-size search gathers
+// its sample's rows from the ranks that hold them), and for softmax (the classes, the feature
+// counts of the sparse L2 weights and the rows are added across ranks). Evaluation sums the
+// ranks' parts: the same objective and accuracy on every rank.
+TEST(RankData, TrainingOnRankRowsIsOneProcessOnTheWholeFile) {
+  const SyntheticSplit multi = MakeSyntheticClassification(
+      {.rows = 900, .features = 200, .nnz_per_row = 8, .seed = 11, .classes = 3}, 150);
+  const std::string binary = SharedPath("train2.svm"), three = SharedPath("train3.svm");
+  if (the_cluster->rank() == 0) {
+    WriteWithComments(Data(false).train, binary);
+    WriteWithComments(multi.train, three);
+  }
+  the_cluster->Barrier();
+  struct Run {
+    std::string path;
+    Case c;
+    float lr;
+  };
+  const Case sync{.name = "sync", .algorithm = Algorithm::kSync, .batch = 4};
+  const Case dpsgd{.name = "dpsgd", .algorithm = Algorithm::kDpsgd};
+  const Case softmax{.name = "softmax", .algorithm = Algorithm::kDpsgd,
+                     .model = ModelKind::kSoftmax};
+  for (const Run& run : {Run{binary, sync, 0.0f}, Run{binary, dpsgd, 0.0f},
+                         Run{binary, dpsgd, 0.05f}, Run{three, softmax, 0.0f}}) {
+    TrainConfig across_config = ConfigOf(run.c, 2), alone_config = ConfigOf(run.c, 4);
+    across_config.lr = alone_config.lr = run.lr;
+    const std::optional<internal::RankRows> mine =
+        internal::LoadRankRows(run.path, {}, *the_cluster);
+    ASSERT_TRUE(mine.has_value());
+    const TrainResult across =
+        Train(mine->mine, mine->part, nullptr, across_config, {}, *the_cluster);
+    const std::vector<float> zero = FromRankZero(across.params);
+    EXPECT_EQ(0, std::memcmp(zero.data(), across.params.data(), zero.size() * sizeof(float)));
+    EXPECT_EQ(FromRankZeroD(across.history.back().objective), across.history.back().objective)
+        << "every rank reports the same objective";
+    if (the_cluster->rank() != 0) continue;
+    const TrainResult alone = Train(LoadDataset(run.path), nullptr, alone_config);
+    ASSERT_EQ(alone.params.size(), across.params.size()) << run.c.name;
+    EXPECT_EQ(alone.lr, across.lr) << run.c.name;
+    EXPECT_EQ(0, std::memcmp(alone.params.data(), across.params.data(),
+                             alone.params.size() * sizeof(float)))
+        << run.c.name << " (lr " << run.lr << "): 2 ranks reading their rows differ from 1 process";
+    EXPECT_NEAR(alone.history.back().objective, across.history.back().objective,
+                1e-12 * std::abs(alone.history.back().objective));
+    EXPECT_EQ(alone.history.back().train_acc, across.history.back().train_acc);
+  }
+  the_cluster->Barrier();
+  if (the_cluster->rank() == 0) {
+    std::remove(binary.c_str());
+    std::remove(three.c_str());
+  }
 }
 
 }  // namespace

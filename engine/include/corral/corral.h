@@ -33,4 +33,5 @@
 #include <corral/synthetic.h>
 #include <corral/topology.h>
 #include <corral/train.h>
+#include <corral/training_facts.h>
 #include <corral/write.h>

@@ -437,7 +437,30 @@ class Cluster;  // <corral/cluster.h>
 // kBadConfig). Every rank returns the same parameters and history; rank 0 alone writes
 // --metrics. `--threads` must be a number, and --resume, --checkpoint-every, --link with sync
 // or qsgd, and a LiveModel are refused across ranks (kBadConfig). One rank: as Train above.
+// Every rank holds the whole `train` and `test` here; each keeps its workers' rows (a view,
+// RankPartOf) and evaluates its part of both, the sums added across ranks.
 TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& config,
                   const TrainObserver& observer, Cluster& cluster);
+
+// The rows of a training set one rank of a run across ranks holds when it reads only its own:
+// rows [first, first + count) of `total`.
+struct RankPart {
+  std::size_t first = 0;
+  std::size_t count = 0;
+  std::size_t total = 0;
+};
+// Rank `rank` of `ranks`'s part of `total` rows: its workers' shards, rows
+// [total * rank / ranks, total * (rank + 1) / ranks) (whatever the threads per rank).
+RankPart RankPartOf(std::size_t total, int rank, int ranks);
+
+// Trains across the ranks of `cluster` on a set no rank holds whole: `mine` is this rank's
+// part (RankPartOf(part.total, rank, ranks), e.g. read by LoadRankRows in the CLI), `test` this
+// rank's part of the test set (any split: the parts together are the set). What one process
+// derives from the whole set (the sparse L2 weights' feature counts, the classes, the rows)
+// is added across ranks, and the step-size search gathers its sample's rows from the ranks that
+// hold them, so the run is the one of Train above on the whole set (the same parameters, bit
+// for bit). Throws kBadConfig when `part` is not this rank's part. One rank: `mine` is the set.
+TrainResult Train(const Dataset& mine, const RankPart& part, const Dataset* test,
+                  const TrainConfig& config, const TrainObserver& observer, Cluster& cluster);
 
 }  // namespace corral

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include <corral/cluster.h>
+#include <corral/dataset.h>
+#include <corral/error.h>
 
 #include "engine/src/channel/shm_transport.h"
 
@@ -96,6 +98,63 @@ inline GatheredReplicas GatherReplicas(Cluster& cluster, std::span<const std::sp
   GatheredReplicas g{.values = GatherAll(cluster, std::span<const float>(mine)), .replicas = {}};
   for (std::size_t at = 0; at < g.values.size(); at += dim) g.replicas.emplace_back(g.values.data() + at, dim);
   return g;
+}
+
+// The rows `wanted` (global row ids, repeats allowed) of a set spread over the ranks, this rank
+// holding rows [first, first + local.rows()) in `local`: a copy of them in `wanted`'s order, the
+// same on every rank (what local.Gather is in one process). Collective; `wanted` is the same on
+// every rank. Three gathers: per wanted row which rank holds it and its stored entries, the
+// labels, then the entries (padded to the longest rank's).
+inline Dataset GatherRowsAcross(Cluster& cluster, const Dataset& local, std::size_t first,
+                                std::span<const std::size_t> wanted) {
+  const bool dense = local.is_dense();
+  // Per wanted row: 0 when another rank holds it, else 1 + its stored entries.
+  std::vector<std::uint64_t> held(wanted.size(), 0);
+  std::vector<float> labels(wanted.size(), 0.0f);
+  std::vector<std::uint32_t> index;
+  std::vector<float> value;
+  for (std::size_t k = 0; k < wanted.size(); ++k) {
+    if (wanted[k] < first || wanted[k] - first >= local.rows()) continue;
+    const std::size_t r = wanted[k] - first;
+    const SparseRow row = local.Row(r);
+    held[k] = 1 + row.nnz();
+    labels[k] = local.Label(r);
+    if (!dense) index.insert(index.end(), row.index.begin(), row.index.end());
+    value.insert(value.end(), row.value.begin(), row.value.end());
+  }
+  const std::vector<std::uint64_t> all_held = GatherAll(cluster, std::span<const std::uint64_t>(held));
+  const std::vector<float> all_labels = GatherAll(cluster, std::span<const float>(labels));
+  const std::size_t longest = MaxAcross(cluster, value.size());
+  index.resize(dense ? 0 : longest, 0);
+  value.resize(longest, 0.0f);
+  const std::vector<std::uint32_t> all_index = GatherAll(cluster, std::span<const std::uint32_t>(index));
+  const std::vector<float> all_value = GatherAll(cluster, std::span<const float>(value));
+
+  const auto ranks = static_cast<std::size_t>(cluster.ranks());
+  std::vector<std::size_t> cursor(ranks, 0);  // next entry of each rank's block
+  std::vector<std::uint64_t> row_ptr{0};
+  std::vector<std::uint32_t> out_index;
+  std::vector<float> out_value, out_label;
+  for (std::size_t k = 0; k < wanted.size(); ++k) {
+    std::size_t owner = ranks;
+    for (std::size_t o = 0; o < ranks && owner == ranks; ++o) {
+      if (all_held[o * wanted.size() + k] != 0) owner = o;
+    }
+    if (owner == ranks) {
+      throw Error(ErrorCode::kBadInput, local.name() + ": row " + std::to_string(wanted[k]) +
+                                            " is held by no rank (do the ranks read the same file?)");
+    }
+    const std::size_t count = all_held[owner * wanted.size() + k] - 1;
+    const std::size_t at = owner * longest + cursor[owner];
+    if (!dense) out_index.insert(out_index.end(), all_index.begin() + at, all_index.begin() + at + count);
+    out_value.insert(out_value.end(), all_value.begin() + at, all_value.begin() + at + count);
+    out_label.push_back(all_labels[owner * wanted.size() + k]);
+    row_ptr.push_back(row_ptr.back() + count);
+    cursor[owner] += count;
+  }
+  if (dense) return Dataset::Dense(std::move(out_value), std::move(out_label), local.num_features(), local.name());
+  return Dataset(std::move(row_ptr), std::move(out_index), std::move(out_value), std::move(out_label),
+                 local.num_features(), local.name());
 }
 
 }  // namespace corral::internal

@@ -218,7 +218,7 @@ class RoundReplicas {
         max_degree_ = std::max(max_degree_, topology_.Neighbours(w, static_cast<std::uint64_t>(t)).size());
       }
     }
-    steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.workers, Batch());
+    steps_per_epoch_ = StepsPerEpoch(plan.held.total, plan.workers, Batch());
     const Algorithm a = plan.config.algorithm;
     // dcd's and ecd's automatic K is at most kCompressedMaxAutoEvery (see there); local's
     // meets at least kLocalMinRoundsPerEpoch times.
@@ -239,7 +239,7 @@ class RoundReplicas {
     // bits (shard_worker.h). On the Zipf set, 1 thread, local at one round per epoch ran at
     // 2.0M samples/s reading through the index and 6.5-7.1M with epoch (hogwild: 6-9M).
     // The wrap-around of a shorter shard (Loop) reads the copy's rows in the same order.
-    self.Build(model_, plan_.train, w, plan_.workers, Batch(), plan_.shuffle, plan_.copy_shards);
+    self.Build(model_, plan_.train, plan_.held, w, plan_.workers, Batch(), plan_.shuffle, plan_.copy_shards);
     self.rows.resize(Batch());
     self.x.assign(plan_.initial.begin(), plan_.initial.end());
     self.held.reserve(max_degree_);

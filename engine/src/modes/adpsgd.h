@@ -100,7 +100,7 @@ class AdpsgdMode {
     State& self = workers_[w];
     // The run's --shuffle, as the synchronous replica modes (round_replicas.h): the same rows
     // in the same order, streamed from the epoch's copy under epoch.
-    self.Build(model_, plan_.train, w, plan_.threads, Batch(), plan_.shuffle, plan_.copy_shards);
+    self.Build(model_, plan_.train, plan_.held, w, plan_.threads, Batch(), plan_.shuffle, plan_.copy_shards);
     self.x.assign(plan_.initial.begin(), plan_.initial.end());  // first touch: NUMA-local
     if (!edges_.empty()) self.diff.resize(self.x.size());
     const std::uint64_t steps = (EpochLength(w) + Batch() - 1) / Batch();
@@ -160,7 +160,7 @@ class AdpsgdMode {
 
   std::uint64_t Position(int w) const { return workers_.Position(w); }
   std::vector<std::span<const std::byte>> OwnedMemory(int w) const { return workers_.OwnedMemory(w); }
-  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
+  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.held.total, w, plan_.threads); }
   std::uint64_t Samples() const { return workers_.Samples(); }
   // The visiting order the workers used and the memory their epoch copies took (--shuffle).
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }

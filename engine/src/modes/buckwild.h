@@ -146,7 +146,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
 
   std::uint64_t Position(int w) const { return workers_.Position(w); }
   std::vector<std::span<const std::byte>> OwnedMemory(int w) const { return workers_.OwnedMemory(w); }
-  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
+  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.held.total, w, plan_.threads); }
   std::uint64_t Samples() const { return workers_.Samples(); }
   // The shared model read with relaxed atomic loads: safe beside the workers (LiveModel).
   static constexpr bool kSnapshotWhileRunning = true;

@@ -77,7 +77,7 @@ class HogwildMode {
   std::uint64_t Position(int w) const { return workers_.Position(w); }
   std::vector<std::span<const std::byte>> OwnedMemory(int w) const { return workers_.OwnedMemory(w); }
   std::span<const std::byte> SharedMemory() const { return std::as_bytes(std::span(storage_)); }
-  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.threads); }
+  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.held.total, w, plan_.threads); }
   std::uint64_t Samples() const { return workers_.Samples(); }
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
   // The shared model read with relaxed atomic loads: safe beside the workers (LiveModel).

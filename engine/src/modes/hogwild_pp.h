@@ -165,7 +165,7 @@ class HogwildPPMode {
     }
     return areas;
   }
-  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.train.rows(), w, plan_.workers); }
+  std::uint64_t EpochLength(int w) const { return ShardLength(plan_.held.total, w, plan_.workers); }
   std::uint64_t Samples() const { return workers_.Samples(); }
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
   // Its training state at an epoch boundary (mode_state.h): each group's replica and its

@@ -45,7 +45,7 @@ class SeededHogwildMode {
         schedule_(MakeSchedule(model, plan)) {}
 
   void Setup(int w) {
-    workers_[w].Build(model_, plan_.train, w, plan_.threads, Batch(), plan_.shuffle,
+    workers_[w].Build(model_, plan_.train, plan_.held, w, plan_.threads, Batch(), plan_.shuffle,
                       plan_.copy_shards);
   }
 
@@ -68,7 +68,7 @@ class SeededHogwildMode {
 
   std::uint64_t Position(int w) const { return workers_.Position(w); }
   std::uint64_t EpochLength(int w) const {
-    return ShardLength(plan_.train.rows(), w, plan_.threads);
+    return ShardLength(plan_.held.total, w, plan_.threads);
   }
   std::uint64_t Samples() const { return workers_.Samples(); }
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }

@@ -166,12 +166,12 @@ void BuildHotWorker(State& self, const M& model, const RunPlan& plan, int w, con
                     bool exclusive) {
   const auto batch = static_cast<std::size_t>(plan.config.batch);
   if (head.empty()) {
-    self.Build(model, plan.train, w, plan.workers, batch, plan.shuffle, plan.copy_shards);
+    self.Build(model, plan.train, plan.held, w, plan.workers, batch, plan.shuffle, plan.copy_shards);
     return;
   }
   // The split rows are what --shuffle epoch re-lays out here, not the shard.
   const bool relayout = plan.shuffle == Shuffle::kEpoch;
-  self.Build(model, plan.train, w, plan.workers, batch, relayout ? Shuffle::kIndex : plan.shuffle,
+  self.Build(model, plan.train, plan.held, w, plan.workers, batch, relayout ? Shuffle::kIndex : plan.shuffle,
              plan.copy_shards);
   self.hot.Build(self.shard, head, exclusive, relayout);
   self.shard = Dataset();  // the split rows hold everything the fused loop reads

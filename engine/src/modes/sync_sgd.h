@@ -59,7 +59,7 @@ class SyncMode {
   SyncMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt), storage_(plan.initial), w_(storage_),
         workers_(plan.threads), first_(plan.first_worker), barrier_(plan.threads, Decide{this}) {
-    steps_per_epoch_ = StepsPerEpoch(plan.train.rows(), plan.workers, Batch());
+    steps_per_epoch_ = StepsPerEpoch(plan.held.total, plan.workers, Batch());
     // The workers take every step together: resumed at different steps, the ones that finish
     // first would leave the others waiting at the barrier forever. A sync checkpoint saves
     // equal positions; unequal ones mean a damaged file.
@@ -82,7 +82,7 @@ class SyncMode {
 
   void Setup(int w) {
     State& self = workers_[w - first_];
-    self.Build(model_, plan_.train, w, plan_.workers, Batch(), plan_.shuffle, plan_.copy_shards);
+    self.Build(model_, plan_.train, plan_.held, w, plan_.workers, Batch(), plan_.shuffle, plan_.copy_shards);
     self.rows.resize(Batch());
     if (plan_.config.algorithm == Algorithm::kQsgd) {
       const std::size_t dim = Dim(*self.grad);

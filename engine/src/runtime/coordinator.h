@@ -46,6 +46,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
@@ -71,6 +72,7 @@
 #include "engine/src/runtime/metrics.h"
 #include "engine/src/runtime/mode_state.h"
 #include "engine/src/runtime/placement.h"
+#include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
 
@@ -137,6 +139,10 @@ struct RunPlan {
   // process with R x T threads. Only modes registered as across_ranks see first_worker > 0.
   int first_worker = 0;
   int workers = 1;
+  // Which rows of the whole set `train` holds: all of them in one process; across ranks this
+  // rank's workers' rows (Train slices them off, or the rank read only them: LoadRankRows).
+  // Shards and epoch lengths come from held.total.
+  HeldRows held;
   Cluster* cluster = nullptr;        // never null once planned: LocalCluster in one process
   float lr = 0;                      // initial step size; epoch e uses EpochStepSize(config, lr, e)
   std::vector<float> initial;        // starting parameters
@@ -165,10 +171,11 @@ struct RunPlan {
 };
 
 // Mean loss, objective and accuracy or RMSE of a snapshot, as an evaluation point's fields.
+// Across ranks `train` and `test` are this rank's parts and the sums are added across ranks.
 template <typename M>
 void EvaluateInto(const M& model, std::span<const float> w, const Dataset& train,
-                  const Dataset* test, EvalPoint& p) {
-  const EvalResult on_train = Evaluate(model, w, train);
+                  const Dataset* test, Cluster& cluster, EvalPoint& p) {
+  const EvalResult on_train = Evaluate(model, w, train, cluster);
   p.train_loss = on_train.loss;
   p.objective = on_train.loss + model.Regularizer(w);
   bool finite = std::isfinite(p.objective);
@@ -178,7 +185,7 @@ void EvaluateInto(const M& model, std::span<const float> w, const Dataset& train
     p.train_acc = on_train.accuracy;
   }
   if (test != nullptr) {
-    const EvalResult on_test = Evaluate(model, w, *test);
+    const EvalResult on_test = Evaluate(model, w, *test, cluster);
     p.test_loss = on_test.loss;
     finite = finite && std::isfinite(on_test.loss);
     if constexpr (M::kTask == Task::kRegression) {
@@ -186,7 +193,7 @@ void EvaluateInto(const M& model, std::span<const float> w, const Dataset& train
     } else {
       p.test_acc = on_test.accuracy;
     }
-    p.test_auc = EvaluateAuc(model, w, *test);
+    p.test_auc = EvaluateAuc(model, w, *test, cluster);
   }
   p.diverged = !finite;
 }
@@ -265,13 +272,13 @@ inline std::vector<float> InitialParameters(const TrainConfig& config, std::size
 
 // The run's step size, starting parameters and position: from a checkpoint, or fresh.
 // `search_batch` is the batch one update averages over (sync modes: all workers' batches).
-// `threads` workers on each of the cluster's ranks.
+// `threads` workers on each of the cluster's ranks; `train` holds the rows `held` of the set.
 template <typename M>
 RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config, int threads,
-                Cluster& cluster, std::size_t search_batch, bool& lr_searched) {
+                Cluster& cluster, HeldRows held, std::size_t search_batch, bool& lr_searched) {
   RunPlan plan{.train = train, .config = config, .threads = threads,
                .first_worker = cluster.rank() * threads, .workers = cluster.ranks() * threads,
-               .cluster = &cluster, .specs = ParseRunSpecs(config)};
+               .held = held, .cluster = &cluster, .specs = ParseRunSpecs(config)};
   lr_searched = false;
   if (!config.resume_path.empty()) {
     SavedModel saved = LoadModel(config.resume_path);
@@ -310,7 +317,21 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
     }
     plan.lr = config.lr;
     if (plan.lr <= 0) {
-      plan.lr = SearchStepSize(model, train, search_batch, config.seed, config.optimizer).lr;
+      if (cluster.ranks() == 1) {
+        plan.lr = SearchStepSize(model, train, search_batch, config.seed, config.optimizer).lr;
+      } else {
+        // One process's sample, the same rows in the same order: each drawn row comes from the
+        // rank that holds it, and every rank searches on the gathered copy.
+        const SearchRows drawn = DrawSearchRows<M>(held.total, config.seed, config.optimizer);
+        std::vector<std::size_t> wanted = drawn.picks;
+        wanted.insert(wanted.end(), drawn.scored.begin(), drawn.scored.end());
+        const Dataset pool = GatherRowsAcross(cluster, train, held.first, wanted);
+        SearchRows in_pool{.picks = std::vector<std::size_t>(drawn.picks.size()),
+                           .scored = std::vector<std::size_t>(drawn.scored.size())};
+        std::iota(in_pool.picks.begin(), in_pool.picks.end(), std::size_t{0});
+        std::iota(in_pool.scored.begin(), in_pool.scored.end(), drawn.picks.size());
+        plan.lr = SearchStepSizeOn(model, pool, in_pool, search_batch, config.seed, config.optimizer).lr;
+      }
       plan.lr = FromRankZero(cluster, plan.lr);  // the same search on every rank; rank 0's word
       lr_searched = true;
     }
@@ -333,7 +354,8 @@ template <typename M>
 RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config, int threads,
                 std::size_t search_batch, bool& lr_searched) {
   static LocalCluster alone;  // stateless: shared by every caller
-  return PlanRun(model, train, config, threads, alone, search_batch, lr_searched);
+  return PlanRun(model, train, config, threads, alone, {.first = 0, .total = train.rows()},
+                 search_batch, lr_searched);
 }
 
 // The visiting order the run used (the optional `Shuffling()` of the Mode contract: modes
@@ -612,14 +634,14 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   BestEpoch best(config.metric);
   mode.Snapshot(snapshot);  // the result, should no epoch run (a finished run resumed)
   EvalPoint start_point;
-  EvaluateInto(model, std::span<const float>(snapshot), train, nullptr, start_point);
+  EvaluateInto(model, std::span<const float>(snapshot), train, nullptr, cluster, start_point);
   const DivergenceGuard guard(start_point.objective);
   result.state.epochs_done = plan.first_epoch;
   result.state.position = plan.start;
   // An epoch's evaluation point `p` (its other fields set) of the model in `snapshot`: the
   // objective and the test and validation measures, the divergence check, the metrics line.
   const auto evaluate_point = [&](EvalPoint& p) {
-    EvaluateInto(model, std::span<const float>(snapshot), train, test, p);
+    EvaluateInto(model, std::span<const float>(snapshot), train, test, cluster, p);
     if (plan.validation != nullptr) {
       EvaluateValidation(model, std::span<const float>(snapshot), *plan.validation, p);
     }

@@ -43,14 +43,36 @@ struct StepSizeSearch {
 // (AdaGradLinearStep) with the accumulators starting at zero, as the run's do, over the same
 // walk of 2^k; it returns the best itself, not half (docs/algorithms.md, "AdaGrad": AdaGrad's
 // steps shrink on their own, so the noise-floor argument for halving does not hold).
+//
+// The rows are drawn from a set of `rows` rows (SearchRows); SearchStepSizeOn runs the search on
+// `train` given the picked row ids in it, so that a run across ranks can gather the same rows
+// from the ranks that hold them and search on the gathered copy (coordinator.h, PlanRun).
+constexpr std::uint64_t kSearchStream = 0x5eed;
+
+// The search's rows of a set of `rows` rows: the sample it steps on and, under AdaGrad, the
+// second sample it scores on (empty otherwise). Depends only on (rows, seed, optimizer, model).
+struct SearchRows {
+  std::vector<std::size_t> picks;
+  std::vector<std::size_t> scored;
+};
 template <typename M>
-StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t batch,
-                              std::uint64_t seed, Optimizer optimizer = Optimizer::kSgd,
-                              std::size_t sample_rows = 10'000) {
-  constexpr std::uint64_t kStream = 0x5eed;
-  Rng rng(seed, kStream);
-  std::vector<std::size_t> picks(std::min(sample_rows, train.rows()));
-  for (auto& r : picks) r = rng.Below(train.rows());
+SearchRows DrawSearchRows(std::size_t rows, std::uint64_t seed, Optimizer optimizer,
+                          std::size_t sample_rows = 10'000) {
+  SearchRows out;
+  Rng rng(seed, kSearchStream);
+  out.picks.resize(std::min(sample_rows, rows));
+  for (auto& r : out.picks) r = rng.Below(rows);
+  const bool adagrad = kIsLinear<M> && optimizer == Optimizer::kAdaGrad;
+  out.scored.resize(adagrad ? out.picks.size() : 0);
+  Rng scored_rng(seed, kSearchStream + 1);
+  for (auto& r : out.scored) r = scored_rng.Below(rows);
+  return out;
+}
+
+template <typename M>
+StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const SearchRows& rows,
+                                std::size_t batch, std::uint64_t seed, Optimizer optimizer) {
+  const std::vector<std::size_t>& picks = rows.picks;
   // A linear model stepping one sample at a time takes the workers' fused step
   // (linear_step.h), about three times the generic path's rate: the step the run itself takes.
   // AdaGrad's rows step one at a time whatever the layout (the run's AdaGradSteps).
@@ -70,9 +92,7 @@ StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t 
   // 10,000 rows) the sample's own objective rewards the large steps that fit its rare
   // features, whose first AdaGrad steps are eta / |g| whatever their frequency (measured in
   // docs/algorithms.md, "AdaGrad").
-  std::vector<std::size_t> scored(adagrad ? picks.size() : 0);
-  Rng scored_rng(seed, kStream + 1);
-  for (auto& r : scored) r = scored_rng.Below(train.rows());
+  const std::vector<std::size_t>& scored = rows.scored;
 
   std::vector<float> initial(model.NumParams());
   Rng init_rng(seed, 0);
@@ -92,12 +112,13 @@ StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t 
     if constexpr (kIsLinear<M>) {
       if (fused) {
         if (!adagrad) ComputeShrink(model, eta, shrink);
-        const Dataset& rows = in_place ? train : sample;
+        const Dataset& source = in_place ? train : sample;
         const auto step = [&](std::size_t r) {
           if (adagrad) {
-            AdaGradLinearStep(model, w, accumulators, rows.Row(r), rows.Label(r), eta, storage.size());
+            AdaGradLinearStep(model, w, accumulators, source.Row(r), source.Label(r), eta,
+                              storage.size());
           } else {
-            LinearStep(model, w, rows.Row(r), rows.Label(r), eta, shrink.data(), storage.size());
+            LinearStep(model, w, source.Row(r), source.Label(r), eta, shrink.data(), storage.size());
           }
         };
         if (in_place) {
@@ -147,6 +168,15 @@ StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t 
   bool convex = true;
   if constexpr (requires { M::kConvex; }) convex = M::kConvex;
   return {std::ldexp(1.0f, convex && !adagrad ? best_k - 1 : best_k), best};
+}
+
+// The search on `train` itself (one process holds every row).
+template <typename M>
+StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t batch,
+                              std::uint64_t seed, Optimizer optimizer = Optimizer::kSgd,
+                              std::size_t sample_rows = 10'000) {
+  return SearchStepSizeOn(model, train, DrawSearchRows<M>(train.rows(), seed, optimizer, sample_rows),
+                          batch, seed, optimizer);
 }
 
 }  // namespace corral::internal

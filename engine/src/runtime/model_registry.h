@@ -87,9 +87,12 @@ std::vector<float> ResolveClassWeight(const ClassWeight& spec, const Dataset& tr
   return weights;
 }
 
-// Calls f(model) with the model of config.model built for training on `train`.
+// Calls f(model) with the model of config.model built for training on `train`, or, when
+// `facts` is not null, on the set those facts describe (a run whose ranks hold parts of it;
+// `train` is then this rank's part, read for --class-weight's classes only).
 template <typename F>
-decltype(auto) WithTrainingModel(const TrainConfig& config, const Dataset& train, float l2, F&& f) {
+decltype(auto) WithTrainingModel(const TrainConfig& config, const Dataset& train,
+                                 const TrainingFacts* facts, float l2, F&& f) {
   const bool takes_bias = config.model == ModelKind::kSoftmax || config.model == ModelKind::kMf;
   if (!config.bias && !takes_bias) {
     throw Error(ErrorCode::kBadConfig,
@@ -102,17 +105,21 @@ decltype(auto) WithTrainingModel(const TrainConfig& config, const Dataset& train
     return ResolveClassWeight(config.class_weight, train, LogisticModel::kClasses, &LogisticModel::ClassId);
   };
   switch (config.model) {
-    case ModelKind::kLogistic: return f(LogisticModel(train, l2, binary_weights()));
-    case ModelKind::kHinge: return f(HingeModel(train, l2, binary_weights()));
-    case ModelKind::kSquared: return f(SquaredModel(train, l2));
+    case ModelKind::kLogistic:
+      return facts ? f(LogisticModel(*facts, l2, binary_weights())) : f(LogisticModel(train, l2, binary_weights()));
+    case ModelKind::kHinge:
+      return facts ? f(HingeModel(*facts, l2, binary_weights())) : f(HingeModel(train, l2, binary_weights()));
+    case ModelKind::kSquared: return facts ? f(SquaredModel(*facts, l2)) : f(SquaredModel(train, l2));
     case ModelKind::kSoftmax: {
-      const ClassMap classes = ClassMap::Of(train);
+      const ClassMap classes = facts ? facts->classes : ClassMap::Of(train);
       const std::vector<float> weights = ResolveClassWeight(
           config.class_weight, train, classes.size(), [&](float label) { return classes.Id(label); });
-      return f(SoftmaxModel(train, l2, bias, weights));
+      return facts ? f(SoftmaxModel(*facts, l2, bias, weights)) : f(SoftmaxModel(train, l2, bias, weights));
     }
-    case ModelKind::kMf: return f(MfModel(train, config.rank, l2, bias));
-    case ModelKind::kMlp: return f(MlpModel(train, config.hidden, l2));
+    case ModelKind::kMf:
+      if (facts) throw Error(ErrorCode::kBadConfig, "--model mf reads its ratings whole on every rank, not by rank");
+      return f(MfModel(train, config.rank, l2, bias));
+    case ModelKind::kMlp: return facts ? f(MlpModel(*facts, config.hidden, l2)) : f(MlpModel(train, config.hidden, l2));
   }
   throw Error(ErrorCode::kBadConfig, "unknown model kind");
 }

@@ -37,6 +37,15 @@ inline std::size_t ShardBegin(std::size_t rows, int w, int workers) {
   return rows * static_cast<std::size_t>(w) / static_cast<std::size_t>(workers);
 }
 
+// The training rows this process holds: rows [first, first + the Dataset's rows) of a set of
+// `total` rows. One process holds them all; across ranks a rank reading by rank holds its
+// workers' rows only (docs/algorithms.md, "Data by rank"). Shards are cut from `total` by
+// global worker id and read at (global row - first).
+struct HeldRows {
+  std::size_t first = 0;
+  std::size_t total = 0;
+};
+
 // Samples in worker w's shard of `rows` rows: the epoch of a worker that walks its own shard
 // once (hogwild, locked, buckwild, adpsgd, hogwild++).
 inline std::uint64_t ShardLength(std::size_t rows, int w, int workers) {
@@ -107,10 +116,11 @@ struct alignas(kCacheLine) ShardWorker {
   // reads its rows only through `shard` and `order` passes the run's --shuffle; index (the
   // default) is right for any mode. `copy` (RunPlan::copy_shards): the shard is a copy, else
   // a view of `train`'s rows.
-  void Build(const M& model, const Dataset& train, int w, int workers, std::size_t batch,
-             Shuffle visiting, bool copy) {
-    const std::size_t begin = ShardBegin(train.rows(), w, workers);
-    const std::size_t end = ShardBegin(train.rows(), w + 1, workers);
+  // `held`: which rows of the whole set `train` holds (w and workers are global).
+  void Build(const M& model, const Dataset& train, HeldRows held, int w, int workers,
+             std::size_t batch, Shuffle visiting, bool copy) {
+    const std::size_t begin = ShardBegin(held.total, w, workers) - held.first;
+    const std::size_t end = ShardBegin(held.total, w + 1, workers) - held.first;
     shard = copy ? train.Slice(begin, end) : train.Rows(begin, end);
     order.resize(shard.rows());
     grad.emplace(model.MakeGrad(shard, batch));

@@ -25,6 +25,7 @@
 #include <corral/model.h>
 #include <corral/params.h>
 #include <corral/sparse_grad.h>
+#include <corral/training_facts.h>
 
 namespace corral {
 
@@ -39,6 +40,8 @@ class LinearModel {
   // For training: `train` supplies the dimension and the feature frequencies d_u;
   // `class_weight` the factors c of class ids 0 and 1 (ClassId), empty for 1 and 1.
   LinearModel(const Dataset& train, float l2, std::span<const float> class_weight = {});
+  // The same from the whole set's facts (a run whose ranks hold parts of the set).
+  LinearModel(const TrainingFacts& train, float l2, std::span<const float> class_weight = {});
   // For evaluation and prediction: plain L2 weights.
   LinearModel(std::size_t num_features, float l2);
 

@@ -38,6 +38,7 @@
 #include <corral/model.h>
 #include <corral/params.h>
 #include <corral/rng.h>
+#include <corral/training_facts.h>
 
 namespace corral {
 
@@ -65,6 +66,8 @@ class MlpModel {
   // Throws corral::Error (kBadConfig) for an empty or non-positive hidden width or a negative
   // l2, (kBadInput) for fewer than 2 classes.
   MlpModel(const Dataset& train, std::vector<int> hidden, float l2);
+  // The same from the whole set's facts (a run whose ranks hold parts of the set).
+  MlpModel(const TrainingFacts& train, std::vector<int> hidden, float l2);
   // For a saved model: the shape and classes it was trained with.
   MlpModel(std::size_t inputs, std::vector<int> hidden, ClassMap classes, float l2);
 

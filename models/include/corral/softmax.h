@@ -26,6 +26,7 @@
 #include <corral/model.h>
 #include <corral/params.h>
 #include <corral/sparse_grad.h>
+#include <corral/training_facts.h>
 
 namespace corral {
 
@@ -41,6 +42,9 @@ class SoftmaxModel {
   // For training: classes and feature frequencies from `train`; `class_weight` the factors c
   // of the class ids (classes() order), empty for all 1.
   SoftmaxModel(const Dataset& train, float l2, Bias bias = Bias::kLearned,
+               std::span<const float> class_weight = {});
+  // The same from the whole set's facts (a run whose ranks hold parts of the set).
+  SoftmaxModel(const TrainingFacts& train, float l2, Bias bias = Bias::kLearned,
                std::span<const float> class_weight = {});
   // For evaluation and prediction: plain L2 weights.
   SoftmaxModel(std::size_t num_features, ClassMap classes, float l2, Bias bias = Bias::kLearned);
