@@ -323,7 +323,8 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
     }
     plan.lr = config.lr;
     if (plan.lr <= 0) {
-      plan.lr = SearchStepSize(model, train, search_batch, config.seed, config.optimizer).lr;
+      plan.lr = SearchStepSize(model, train, search_batch, config.seed, config.optimizer,
+                               config.momentum).lr;
       plan.lr = FromRankZero(cluster, plan.lr);  // the same search on every rank; rank 0's word
       lr_searched = true;
     }

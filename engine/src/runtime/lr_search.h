@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include <corral/dataset.h>
@@ -42,11 +43,14 @@ struct StepSizeSearch {
 // kAdaGrad (a linear model at batch 1, TrainConfig::Validate) each pass takes AdaGrad's steps
 // (AdaGradLinearStep) with the accumulators starting at zero, as the run's do, over the same
 // walk of 2^k; it returns the best itself, not half (docs/algorithms.md, "AdaGrad": AdaGrad's
-// steps shrink on their own, so the noise-floor argument for halving does not hold).
+// steps shrink on their own, so the noise-floor argument for halving does not hold). Under
+// kMomentum (the mlp: dense gradients) each pass takes heavy-ball steps (ApplyMomentumStep,
+// factor `momentum`) with the velocity starting at zero, as each worker's does: their
+// effective step is about eta / (1 - momentum), which plain SGD's scoring would not see.
 template <typename M>
 StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t batch,
                               std::uint64_t seed, Optimizer optimizer = Optimizer::kSgd,
-                              std::size_t sample_rows = 10'000) {
+                              float momentum = 0, std::size_t sample_rows = 10'000) {
   constexpr std::uint64_t kStream = 0x5eed;
   Rng rng(seed, kStream);
   std::vector<std::size_t> picks(std::min(sample_rows, train.rows()));
@@ -84,10 +88,13 @@ StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t 
   std::vector<float> shrink;
   std::vector<float> sum_sq(adagrad ? storage.size() : 0);  // AdaGrad's accumulators
   const Params accumulators(sum_sq);
+  constexpr bool kDense = std::is_same_v<typename M::Grad, DenseGrad>;
+  std::vector<float> velocity(kDense && optimizer == Optimizer::kMomentum ? storage.size() : 0);
   const auto objective_after_pass = [&](int k) {
     const float eta = std::ldexp(1.0f, k);
     std::copy(initial.begin(), initial.end(), storage.begin());
     std::ranges::fill(sum_sq, 0.0f);
+    std::ranges::fill(velocity, 0.0f);
     EvalSums sums;
     if constexpr (kIsLinear<M>) {
       if (fused) {
@@ -114,6 +121,12 @@ StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t 
     for (std::size_t i = 0; !fused && i < order.size(); i += batch) {
       const std::size_t count = std::min(batch, order.size() - i);
       model.Gradient(w, sample, std::span(order).subspan(i, count), grad, workspace);
+      if constexpr (kDense) {
+        if (!velocity.empty()) {
+          ApplyMomentumStep(w, grad, velocity, eta, momentum);
+          continue;
+        }
+      }
       ApplyStep(w, grad, eta);
     }
     if (adagrad && !in_place) {
@@ -126,12 +139,17 @@ StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t 
   };
 
   constexpr int kLowest = -12, kHighest = 6;
-  int best_k = 0;
-  double best = objective_after_pass(0);
-  const double up = objective_after_pass(1);
+  // Heavy ball's walk starts where its effective step eta / (1 - momentum) is about 1, SGD's
+  // start: from 1, the first candidates' velocities blow up, and past the stable steps the
+  // scores are not unimodal (a collapsed network can score below an unstable one), so a walk
+  // from there stops at a false minimum.
+  const int start = velocity.empty() ? 0 : static_cast<int>(std::lround(std::log2(1.0 - momentum)));
+  int best_k = start;
+  double best = objective_after_pass(start);
+  const double up = objective_after_pass(start + 1);
   const int direction = up < best ? 1 : -1;
   if (up < best) {
-    best_k = 1;
+    best_k = start + 1;
     best = up;
   }
   for (int k = best_k + direction; k >= kLowest && k <= kHighest; k += direction) {
