@@ -46,7 +46,8 @@ struct StepSizeSearch {
 // steps shrink on their own, so the noise-floor argument for halving does not hold). Under
 // kMomentum (the mlp: dense gradients) each pass takes heavy-ball steps (ApplyMomentumStep,
 // factor `momentum`) with the velocity starting at zero, as each worker's does: their
-// effective step is about eta / (1 - momentum), which plain SGD's scoring would not see.
+// effective step is about eta / (1 - momentum), which plain SGD's scoring would not see; its
+// walk starts at 2^round(log2(1 - momentum)) instead of 1 (below).
 template <typename M>
 StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t batch,
                               std::uint64_t seed, Optimizer optimizer = Optimizer::kSgd,
