@@ -1,6 +1,9 @@
 // Model files: save, load and evaluate every model kind; reject damaged files.
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -111,11 +114,14 @@ TEST(ModelFile, TrainingStateRoundTrips) {
   SavedModel saved = ToSavedModel(r);
   ASSERT_TRUE(saved.training.has_value());
   TrainingState& t = *saved.training;
+  ASSERT_EQ(t.optimizer, Optimizer::kSgd);  // recorded by every run
   t.position = {7, 11};
   t.samples = 1234;
+  t.optimizer = Optimizer::kMomentum;
   const std::string path = TempPath("state.corral");
   SaveModel(path, saved);
   const TrainingState back = *LoadModel(path).training;
+  EXPECT_EQ(back.optimizer, t.optimizer);
   EXPECT_EQ(back.algorithm, t.algorithm);
   EXPECT_EQ(back.threads, t.threads);
   EXPECT_EQ(back.seed, t.seed);
@@ -145,6 +151,38 @@ TEST(ModelFile, TrainingStateNamingAutoIsRefused) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kBadInput);
     EXPECT_THAT(e.what(), ::testing::HasSubstr("training state has algorithm 'auto'"));
+  }
+}
+
+// The optimizer's name is checked like the algorithm's: an unknown one is a damaged file.
+TEST(ModelFile, TrainingStateNamingAnUnknownOptimizerIsRefused) {
+  SavedModel saved = ToSavedModel(Train(testing::SmallProblem().train, nullptr,
+                                        {.threads = 1, .epochs = 1, .lr = 0.05f}));
+  const std::string path = TempPath("optimizer_state.corral");
+  SaveModel(path, saved);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  // Same length, so the header length stays right; the checksum is rewritten below.
+  const std::size_t at = bytes.find(R"("optimizer":"sgd")");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 17, R"("optimizer":"nag")");
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (std::size_t i = 0; i + 8 < bytes.size(); ++i) {
+    hash ^= static_cast<unsigned char>(bytes[i]);
+    hash *= 0x100000001b3ULL;
+  }
+  std::memcpy(bytes.data() + bytes.size() - 8, &hash, 8);
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  try {
+    LoadModel(path);
+    FAIL() << "an unknown optimizer was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBadInput);
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(path + ": not a usable corral model file: training "
+                                               "state: unknown --optimizer 'nag' (expected one of: "
+                                               "sgd, adagrad, momentum)"));
   }
 }
 

@@ -86,9 +86,6 @@ TEST(Momentum, OtherModesAndModelsAreRefused) {
   TrainConfig seeded = Momentum(Algorithm::kHogwild, 1, 1);
   seeded.seeded_tau = 2;
   testing::ExpectBadConfig(seeded, "not --schedule seeded:2");
-  TrainConfig resumed = Momentum(Algorithm::kHogwild, 1, 1);
-  resumed.resume_path = "m.bin";
-  testing::ExpectBadConfig(resumed, "--optimizer momentum cannot --resume");
   TrainConfig big = Momentum(Algorithm::kHogwild, 1, 1);
   big.momentum = 1;
   testing::ExpectBadConfig(big, "--momentum must be in [0, 1)");

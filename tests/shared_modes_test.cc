@@ -193,8 +193,9 @@ INSTANTIATE_TEST_SUITE_P(Modes, Resume,
                          [](const auto& mode) { return std::string(ToString(mode.param)); });
 
 // Stopped by the time limit somewhere inside an epoch: the checkpoint records each worker's
-// position, and the resumed run still ends bit for bit where the uninterrupted one does.
-TEST(Resume, MidEpochEqualsAnUninterruptedRun) {
+// position (and the mode's state: `kept` names an array it must hold), and the resumed run
+// still ends bit for bit where the uninterrupted one does.
+void ExpectMidEpochResumeEqualsAnUninterruptedRun(Optimizer optimizer, const char* kept) {
   const SyntheticSplit data = MakeSyntheticClassification(
       {.rows = 300'000, .features = 2000, .nnz_per_row = 10, .seed = 9}, 0);
   // Four copies of the rows: an epoch lasts long against the coordinator's 20 ms time checks.
@@ -204,7 +205,9 @@ TEST(Resume, MidEpochEqualsAnUninterruptedRun) {
   // --shuffle index: the limit must land among the steps, and --shuffle epoch spends the first
   // half or more of an epoch of these short rows on its copy. The resumed run below takes the
   // checkpoint with epoch, which visits the same samples in the same order.
-  const TrainConfig config{.l2 = 1e-4f, .threads = 1, .epochs = 2, .lr = 0.05f, .shuffle = Shuffle::kIndex};
+  TrainConfig config{.l2 = 1e-4f, .threads = 1, .epochs = 2, .lr = 0.05f,
+                     .shuffle = Shuffle::kIndex};
+  config.optimizer = optimizer;
   const TrainResult whole = Train(train, nullptr, config);
 
   // A quarter of the whole run's training time stops the first run in the middle of its first
@@ -219,6 +222,7 @@ TEST(Resume, MidEpochEqualsAnUninterruptedRun) {
   ASSERT_TRUE(saved.training.has_value());
   EXPECT_EQ(saved.training->position, first.state.position);
   EXPECT_GT(first.state.position.at(0), 0u) << "the limit should stop the run inside an epoch";
+  if (kept != nullptr) EXPECT_TRUE(saved.training->mode.arrays.contains(kept)) << kept;
   TrainConfig resumed = config;
   resumed.resume_path = path;
   const TrainResult rest = Train(train, nullptr, resumed);
@@ -227,6 +231,16 @@ TEST(Resume, MidEpochEqualsAnUninterruptedRun) {
   const TrainResult rest_epoch = Train(train, nullptr, resumed);
   std::filesystem::remove(path);
   EXPECT_EQ(rest_epoch.params, whole.params);
+}
+
+TEST(Resume, MidEpochEqualsAnUninterruptedRun) {
+  ExpectMidEpochResumeEqualsAnUninterruptedRun(Optimizer::kSgd, nullptr);
+}
+
+// hogwild saves its state inside an epoch too (kStateInsideEpoch): AdaGrad's accumulators as
+// of the moment the workers stopped, consistent with the model saved beside them (issue 20).
+TEST(Resume, MidEpochAdaGradEqualsAnUninterruptedRun) {
+  ExpectMidEpochResumeEqualsAnUninterruptedRun(Optimizer::kAdaGrad, "sum_sq");
 }
 
 // Mid-epoch positions count samples of one visiting order: a checkpoint of a run that visited

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <corral/corral.h>
@@ -107,6 +108,19 @@ ModeState WithoutClocks(ModeState s) {
   return s;
 }
 
+// The same whole state (every replica, copy, estimate, accumulator, velocity, counter) bit for
+// bit, clocks aside.
+void ExpectSameState(const TrainResult& whole, const TrainResult& resumed) {
+  const ModeState a = WithoutClocks(whole.state.mode);
+  const ModeState b = WithoutClocks(resumed.state.mode);
+  EXPECT_EQ(a.counters, b.counters);
+  ASSERT_EQ(a.arrays.size(), b.arrays.size());
+  for (const auto& [name, values] : a.arrays) {
+    ASSERT_TRUE(b.arrays.contains(name)) << name;
+    EXPECT_TRUE(SameBits(values, b.arrays.at(name))) << name;
+  }
+}
+
 class EveryMode : public ::testing::TestWithParam<Algorithm> {};
 
 // E epochs in one go, and E/2, saved to a file, loaded and resumed to E: the same parameters
@@ -121,14 +135,8 @@ TEST_P(EveryMode, ResumesBitForBitFromACheckpoint) {
 
   ASSERT_EQ(resumed.state.epochs_done, config.epochs);
   EXPECT_TRUE(SameBits(whole.params, resumed.params));
+  ExpectSameState(whole, resumed);
   const ModeState a = WithoutClocks(whole.state.mode);
-  const ModeState b = WithoutClocks(resumed.state.mode);
-  EXPECT_EQ(a.counters, b.counters);
-  ASSERT_EQ(a.arrays.size(), b.arrays.size());
-  for (const auto& [name, values] : a.arrays) {
-    ASSERT_TRUE(b.arrays.contains(name)) << name;
-    EXPECT_TRUE(SameBits(values, b.arrays.at(name))) << name;
-  }
   // The replica modes' state is more than their mean: every replica is in it.
   if (GetParam() == Algorithm::kDpsgd || GetParam() == Algorithm::kChoco) {
     EXPECT_TRUE(a.arrays.contains("x/2"));
@@ -338,6 +346,158 @@ TEST(Checkpoint, AnotherWorkerCountOrAMissingReplicaIsRefused) {
   const std::string why = resume(config);
   EXPECT_NE(why.find(path + ": the checkpoint's training state does not fit this run: it lacks 'x/1'"),
             std::string::npos) << why;
+  std::filesystem::remove(path);
+}
+
+// A deterministic run of mode `a` under optimizer `o` (issue 20): AdaGrad on the linear
+// model (hogwild at 1 thread, batch 1: the only place it runs), momentum on a small MLP
+// (hogwild and locked at 1 thread, dpsgd and local at 2 workers with a round every 3 steps).
+TrainConfig OptimizerConfig(Algorithm a, Optimizer o) {
+  TrainConfig config = DeterministicConfig(a);
+  config.threads = a == Algorithm::kDpsgd || a == Algorithm::kLocal ? 2 : 1;
+  config.optimizer = o;
+  if (o == Optimizer::kMomentum) {
+    config.model = ModelKind::kMlp;
+    config.hidden = {8};
+    config.batch = 4;
+    config.lr = 0.02f;
+  }
+  return config;
+}
+
+// The optimizer's state is in the checkpoint: E/2 epochs saved and resumed end bit for bit
+// where E epochs in one go do, accumulators and velocities included. Resumed from zeroed ones
+// (as before they were saved) the runs part.
+TEST(Checkpoint, OptimizerStateResumesBitForBit) {
+  const SyntheticSplit data = TinyProblem();
+  const std::pair<Algorithm, Optimizer> runs[] = {
+      {Algorithm::kHogwild, Optimizer::kAdaGrad}, {Algorithm::kHogwild, Optimizer::kMomentum},
+      {Algorithm::kLocked, Optimizer::kMomentum}, {Algorithm::kDpsgd, Optimizer::kMomentum},
+      {Algorithm::kLocal, Optimizer::kMomentum}};
+  for (const auto& [a, o] : runs) {
+    SCOPED_TRACE(std::string(ToString(a)) + " " + std::string(ToString(o)));
+    const TrainConfig config = OptimizerConfig(a, o);
+    const TrainResult whole = Train(data.train, nullptr, config);
+    ASSERT_EQ(whole.state.optimizer, o);
+    const std::string kept = o == Optimizer::kAdaGrad ? "sum_sq" : "velocity/0";
+    ASSERT_TRUE(whole.state.mode.arrays.contains(kept));
+    const TrainResult resumed = ResumedAfter(config.epochs / 2, data.train, config,
+                                             "optimizer_" + std::string(ToString(a)));
+    ASSERT_EQ(resumed.state.epochs_done, config.epochs);
+    EXPECT_TRUE(SameBits(whole.params, resumed.params));
+    ExpectSameState(whole, resumed);
+
+    // The same checkpoint with its optimizer state zeroed: another run.
+    TrainConfig first = config;
+    first.epochs = config.epochs / 2;
+    SavedModel saved = ToSavedModel(Train(data.train, nullptr, first));
+    for (auto& [name, values] : saved.training->mode.arrays) {
+      if (name == "sum_sq" || name.starts_with("velocity/")) {
+        std::fill(values.begin(), values.end(), 0.0f);
+      }
+    }
+    const std::string path = TempPath("zeroed.model");
+    SaveModel(path, saved);
+    TrainConfig rest = config;
+    rest.resume_path = path;
+    EXPECT_FALSE(SameBits(whole.params, Train(data.train, nullptr, rest).params));
+    std::filesystem::remove(path);
+  }
+}
+
+// What `config` resuming `path` throws ("" if it trains).
+std::string ResumeError(const Dataset& train, TrainConfig config, const std::string& path) {
+  config.resume_path = path;
+  try {
+    Train(train, nullptr, config);
+    return "";
+  } catch (const Error& e) {
+    const char* code = e.code() == ErrorCode::kBadConfig  ? "bad config: "
+                       : e.code() == ErrorCode::kBadInput ? "bad input: "
+                                                          : "another error: ";
+    return code + std::string(e.what());
+  }
+}
+
+// A checkpoint resumes under the --optimizer that wrote it: another one is refused naming the
+// flag both ways. A file from before the optimizer was recorded (no "optimizer" field) holds no
+// optimizer state: it resumes under sgd as it always did, bit for bit, and is refused under
+// adagrad or momentum.
+TEST(Checkpoint, AnotherOptimizerOrAFileWithoutOneIsRefused) {
+  const SyntheticSplit data = TinyProblem();
+  const std::string path = TempPath("optimizer.model");
+  TrainConfig adagrad = OptimizerConfig(Algorithm::kHogwild, Optimizer::kAdaGrad);
+  TrainConfig sgd = adagrad;
+  sgd.optimizer = Optimizer::kSgd;
+  adagrad.epochs = sgd.epochs = 1;
+  SaveModel(path, ToSavedModel(Train(data.train, nullptr, adagrad)));
+  adagrad.epochs = sgd.epochs = 2;
+  EXPECT_THAT(ResumeError(data.train, sgd, path),
+              ::testing::HasSubstr("bad config: " + path + ": cannot resume: the checkpoint was "
+                                   "written with --optimizer adagrad (this run: sgd)"));
+
+  sgd.epochs = 1;
+  SavedModel saved = ToSavedModel(Train(data.train, nullptr, sgd));
+  SaveModel(path, saved);
+  sgd.epochs = 2;
+  EXPECT_THAT(ResumeError(data.train, adagrad, path),
+              ::testing::HasSubstr("--optimizer sgd (this run: adagrad)"));
+  const TrainConfig momentum = OptimizerConfig(Algorithm::kHogwild, Optimizer::kMomentum);
+  SaveModel(path, ToSavedModel(Train(data.train, nullptr, momentum)));
+  TrainConfig mlp_sgd = OptimizerConfig(Algorithm::kHogwild, Optimizer::kSgd);
+  mlp_sgd.model = ModelKind::kMlp;
+  mlp_sgd.hidden = {8};
+  mlp_sgd.batch = 4;
+  mlp_sgd.epochs = 5;
+  EXPECT_THAT(ResumeError(data.train, mlp_sgd, path),
+              ::testing::HasSubstr("--optimizer momentum (this run: sgd)"));
+
+  SaveModel(path, saved);
+  saved.training->optimizer.reset();  // as files written before it was recorded
+  SaveModel(path, saved);
+  EXPECT_FALSE(LoadModel(path).training->optimizer.has_value());
+  EXPECT_THAT(ResumeError(data.train, adagrad, path),
+              ::testing::HasSubstr("written with no optimizer state (a file from before corral "
+                                   "saved it; this run: --optimizer adagrad)"));
+  TrainConfig resumed = sgd;
+  resumed.resume_path = path;
+  EXPECT_TRUE(SameBits(Train(data.train, nullptr, sgd).params,
+                       Train(data.train, nullptr, resumed).params));
+  std::filesystem::remove(path);
+}
+
+// A damaged optimizer state is refused naming the file and the entry: accumulators of another
+// length, a missing velocity, a velocity the run does not keep.
+TEST(Checkpoint, DamagedOptimizerStateIsRefused) {
+  const SyntheticSplit data = TinyProblem();
+  const std::string path = TempPath("damaged_optimizer.model");
+  const auto refused = [&](TrainConfig config, SavedModel saved) {
+    SaveModel(path, saved);
+    config.epochs = 2;
+    return ResumeError(data.train, config, path);
+  };
+  TrainConfig adagrad = OptimizerConfig(Algorithm::kHogwild, Optimizer::kAdaGrad);
+  adagrad.epochs = 1;
+  SavedModel saved = ToSavedModel(Train(data.train, nullptr, adagrad));
+  const std::size_t d = saved.params.size();
+  saved.training->mode.arrays.at("sum_sq").pop_back();
+  EXPECT_THAT(refused(adagrad, saved),
+              ::testing::HasSubstr("bad input: " + path + ": the checkpoint's training state "
+                                   "does not fit this run: its array 'sum_sq' holds " +
+                                   std::to_string(d - 1) + " floats, this run keeps " +
+                                   std::to_string(d)));
+  saved.training->mode.arrays.erase("sum_sq");
+  EXPECT_THAT(refused(adagrad, saved), ::testing::HasSubstr("it lacks 'sum_sq'"));
+
+  TrainConfig momentum = OptimizerConfig(Algorithm::kDpsgd, Optimizer::kMomentum);
+  momentum.epochs = 1;
+  saved = ToSavedModel(Train(data.train, nullptr, momentum));
+  saved.training->mode.arrays["velocity/2"] = std::vector<float>(saved.params.size());
+  EXPECT_THAT(refused(momentum, saved),
+              ::testing::HasSubstr("it holds the array 'velocity/2', which this run does not keep"));
+  saved.training->mode.arrays.erase("velocity/2");
+  saved.training->mode.arrays.erase("velocity/1");
+  EXPECT_THAT(refused(momentum, saved), ::testing::HasSubstr("it lacks 'velocity/1'"));
   std::filesystem::remove(path);
 }
 

@@ -144,6 +144,7 @@ nlohmann::json ToJson(const TrainingState& t) {
           {"samples", t.samples}, {"order", t.order}};
   if (t.topology) j["topology"] = *t.topology;
   if (t.compress) j["compress"] = *t.compress;
+  if (t.optimizer) j["optimizer"] = ToString(*t.optimizer);
   if (!t.mode.empty()) {
     // The arrays' floats follow the parameters, in this list's order (the map's).
     nlohmann::json arrays = nlohmann::json::array();
@@ -199,9 +200,16 @@ TrainingState TrainingFromJson(const nlohmann::json& j, const std::string& path)
   t.lr = static_cast<float>(h.Finite("lr"));
   t.lr_decay = static_cast<float>(h.Finite("lr_decay"));
   t.batch = static_cast<int>(h.Unsigned("batch", kMaxInt));
-  // Older files lack these two: nullopt, and resuming them does not compare them.
+  // Older files lack these three: nullopt, and resuming them does not compare them.
   if (j.contains("topology")) t.topology = h.Name("topology");
   if (j.contains("compress")) t.compress = h.Name("compress");
+  if (j.contains("optimizer")) {
+    try {
+      t.optimizer = ParseOptimizer(h.Name("optimizer"));
+    } catch (const Error& e) {
+      Corrupt(path, std::string("training state: ") + e.what());
+    }
+  }
   if (j.contains("order")) {
     t.order = h.Name("order");
     if (t.order != "shuffled" && t.order != "storage") {

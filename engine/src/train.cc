@@ -376,9 +376,6 @@ void TrainConfig::Validate() const {
     if (!linear) BadConfig(where + ", not --model " + std::string(ToString(model)));
     if (batch != 1) BadConfig(where + ", not --batch " + std::to_string(batch));
     if (seeded_tau) BadConfig(where + " and --schedule free, not --schedule " + ScheduleSpec(*this));
-    if (!resume_path.empty()) {
-      BadConfig("--optimizer adagrad cannot --resume: its accumulators are not saved in the model file yet");
-    }
   }
   if (!std::isfinite(momentum) || momentum < 0 || momentum >= 1) {
     BadConfig("--momentum must be in [0, 1)");
@@ -394,9 +391,6 @@ void TrainConfig::Validate() const {
     if (!mode) BadConfig(where + ", not --algo " + std::string(ToString(algorithm)));
     if (model != ModelKind::kMlp) BadConfig(where + ", not --model " + std::string(ToString(model)));
     if (seeded_tau) BadConfig(where + " and --schedule free, not --schedule " + ScheduleSpec(*this));
-    if (!resume_path.empty()) {
-      BadConfig("--optimizer momentum cannot --resume: the velocities are not saved in the model file yet");
-    }
   }
   if (!class_weight.none() && !internal::TakesClassWeight(model)) {
     const bool regression = model == ModelKind::kSquared || model == ModelKind::kMf;

@@ -65,6 +65,9 @@ struct TrainingState {
   // compressor spec (ResolvedCompress). nullopt in files written before they were recorded.
   std::optional<std::string> topology;
   std::optional<std::string> compress;
+  // --optimizer of the run (its accumulators or velocities are in `mode`); nullopt in files
+  // written before it was recorded, which resume under sgd only.
+  std::optional<Optimizer> optimizer;
   // The order its workers visited their rows in: "shuffled" (--shuffle epoch and index visit
   // the same permutations) or "storage" (--shuffle off). Files written before --shuffle existed
   // were shuffled.

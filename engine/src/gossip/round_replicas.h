@@ -335,9 +335,9 @@ class RoundReplicas {
 
   // The training state every round-based worker keeps (mode_state.h), at an epoch boundary:
   // its replica, its step and round counters, the steps left to its next round, its virtual
-  // clock, and the period. An automatic K is restored (GossipPeriod::Resume), so the resumed
-  // run takes its rounds at the same steps; a fixed K is the configured one, each worker
-  // counting to its next multiple.
+  // clock, its momentum velocity (--optimizer momentum), and the period. An automatic K is
+  // restored (GossipPeriod::Resume), so the resumed run takes its rounds at the same steps; a
+  // fixed K is the configured one, each worker counting to its next multiple.
   void VisitRounds(StateVisitor& v) {
     std::uint64_t every = period_.every();
     v.Count("gossip_every", every);
@@ -348,6 +348,7 @@ class RoundReplicas {
       v.Count(Key("round", w), s.round);
       v.Count(Key("until_round", w), s.until_round);
       v.Real(Key("clock", w), s.time.clock);
+      s.VisitVelocity(v, w);
     }
     if (!v.loading()) return;
     period_.Resume(every);

@@ -86,10 +86,20 @@ class HogwildMode {
   std::uint64_t BytesSent() const { return 0; }
   std::uint64_t BytesSentMax() const { return 0; }
   // Its training state beyond the shared model (mode_state.h): each worker's count of hot-head
-  // syncs, which picks the slots of its next sync (its copy is flushed at every epoch end).
+  // syncs, which picks the slots of its next sync (its copy is flushed at every epoch end and
+  // when the workers halt), and the optimizer's: AdaGrad's accumulators ("sum_sq", shared like
+  // the model) or each worker's momentum velocity ("velocity/<w>").
   void VisitState(StateVisitor& v) {
-    for (int w = 0; w < plan_.threads; ++w) v.Count(Key("hot_syncs", w), workers_[w].hot.syncs);
+    for (int w = 0; w < plan_.threads; ++w) {
+      v.Count(Key("hot_syncs", w), workers_[w].hot.syncs);
+      workers_[w].VisitVelocity(v, w);
+    }
+    if (!sum_sq_storage_.empty()) v.Floats("sum_sq", sum_sq_storage_);
   }
+  // Parked workers leave the model, the accumulators and the velocities of one moment, inside
+  // an epoch too (a halted worker finished its step and flushed its hot copy): a checkpoint
+  // written there (--time-limit, Ctrl-C) holds them, and resumes where each worker stopped.
+  static constexpr bool kStateInsideEpoch = true;
   void Report(TrainResult& result) const { ReportHotHead(head_, result); }
   void Describe(TrainResult& r) const {
     if constexpr (!kLocked) DescribeHotHead(r);

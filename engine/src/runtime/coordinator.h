@@ -29,6 +29,9 @@
 //                                                        //   (mode_state.h), at epoch ends:
 //                                                        //   saved into checkpoints, restored on
 //                                                        //   resume after AfterSetup
+//   static constexpr bool kStateInsideEpoch = true;      // VisitState is whole whenever the
+//                                                        //   workers are parked, inside an epoch
+//                                                        //   too (a shared model): saved then too
 //   std::vector<std::span<const std::byte>>              // worker w's own memory (its rows,
 //       OwnedMemory(int w) const;                        //   replica): bound to w's NUMA node
 //                                                        //   after Setup(w), on w's thread
@@ -92,8 +95,10 @@ inline std::string VisitingOrder(Shuffle s) { return s == Shuffle::kOff ? "stora
 
 // A checkpoint continues only the run that wrote it: its saved positions and step size mean
 // something only for the same algorithm, workers, batch, gossip graph and compressor (sync
-// workers resumed at hogwild's unequal positions would wait at a barrier forever). Throws
-// kBadConfig naming every difference; a field an older file does not record is not compared.
+// workers resumed at hogwild's unequal positions would wait at a barrier forever), and the
+// --optimizer whose state it holds. Throws kBadConfig naming every difference; a field an older
+// file does not record is not compared, except that such a file holds no optimizer state: it
+// resumes under sgd only.
 inline void CheckResumable(const std::string& path, const TrainingState& saved,
                            const TrainConfig& config, int threads) {
   std::string differences;
@@ -108,11 +113,19 @@ inline void CheckResumable(const std::string& path, const TrainingState& saved,
   compare("--batch", std::to_string(saved.batch), std::to_string(config.batch));
   if (saved.topology) compare("--topology", or_none(*saved.topology), or_none(CheckpointTopology(config)));
   if (saved.compress) compare("--compress", *saved.compress, ResolvedCompress(config));
+  if (saved.optimizer) {
+    compare("--optimizer", std::string(ToString(*saved.optimizer)),
+            std::string(ToString(config.optimizer)));
+  } else if (config.optimizer != Optimizer::kSgd) {
+    differences += std::string(differences.empty() ? "" : ", ") +
+                   "no optimizer state (a file from before corral saved it; this run: "
+                   "--optimizer " + std::string(ToString(config.optimizer)) + ")";
+  }
   if (differences.empty()) return;
   throw Error(ErrorCode::kBadConfig,
               path + ": cannot resume: the checkpoint was written with " + differences +
-                  "; a resumed run needs the same --algo, --threads, --batch, --topology and "
-                  "--compress (or train afresh without --resume)");
+                  "; a resumed run needs the same --algo, --threads, --batch, --optimizer, "
+                  "--topology and --compress (or train afresh without --resume)");
 }
 
 // The run's specs, parsed once (TrainConfig::Validate checks a config by parsing them too):
@@ -318,7 +331,8 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
     plan.lr = config.lr;
     if (plan.lr <= 0) {
       if (cluster.ranks() == 1) {
-        plan.lr = SearchStepSize(model, train, search_batch, config.seed, config.optimizer).lr;
+        plan.lr = SearchStepSize(model, train, search_batch, config.seed, config.optimizer,
+                                 config.momentum).lr;
       } else {
         // One process's sample, the same rows in the same order: each drawn row comes from the
         // rank that holds it, and every rank searches on the gathered copy.
@@ -330,7 +344,8 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
                            .scored = std::vector<std::size_t>(drawn.scored.size())};
         std::iota(in_pool.picks.begin(), in_pool.picks.end(), std::size_t{0});
         std::iota(in_pool.scored.begin(), in_pool.scored.end(), drawn.picks.size());
-        plan.lr = SearchStepSizeOn(model, pool, in_pool, search_batch, config.seed, config.optimizer).lr;
+        plan.lr = SearchStepSizeOn(model, pool, in_pool, search_batch, config.seed, config.optimizer,
+                                   config.momentum).lr;
       }
       plan.lr = FromRankZero(cluster, plan.lr);  // the same search on every rank; rank 0's word
       lr_searched = true;
@@ -583,7 +598,9 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   // The training state as of now (workers parked): where every worker stands and, at an epoch
   // boundary, the mode's own state (VisitState). A replica mode stopped inside an epoch has
   // no consistent state to save (its workers sit at different rounds): it resumes from the
-  // epoch's start (Position reports 0), from the replicas' mean.
+  // epoch's start (Position reports 0), from the replicas' mean. A shared-model mode
+  // (kStateInsideEpoch) saves its state inside an epoch too: its optimizer's accumulators and
+  // velocities are where the workers stopped, like the model.
   const auto capture_state = [&](TrainingState& state, double train_s_so_far) {
     state.algorithm = config.algorithm;
     state.threads = plan.workers;
@@ -593,6 +610,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     state.batch = config.batch;
     state.topology = CheckpointTopology(config);
     state.compress = ResolvedCompress(config);
+    state.optimizer = config.optimizer;
     state.train_s = train_s_so_far;
     state.samples = SumAcross(cluster, mode.Samples());
     state.order = VisitingOrder(UsedShuffle(mode));
@@ -600,7 +618,9 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     // Across ranks a rank holds its own workers' state only: the saved file keeps the
     // replicas' mean, and a resumed run continues from it (as after a halted epoch).
     if constexpr (requires(StateVisitor& v) { mode.VisitState(v); }) {
-      if (state.position.empty() && !across) {
+      bool whole = state.position.empty();
+      if constexpr (requires { Mode::kStateInsideEpoch; }) whole = whole || Mode::kStateInsideEpoch;
+      if (whole && !across) {
         StateVisitor v = StateVisitor::Saving(state.mode);
         mode.VisitState(v);
       }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include <corral/dataset.h>
@@ -42,7 +43,11 @@ struct StepSizeSearch {
 // kAdaGrad (a linear model at batch 1, TrainConfig::Validate) each pass takes AdaGrad's steps
 // (AdaGradLinearStep) with the accumulators starting at zero, as the run's do, over the same
 // walk of 2^k; it returns the best itself, not half (docs/algorithms.md, "AdaGrad": AdaGrad's
-// steps shrink on their own, so the noise-floor argument for halving does not hold).
+// steps shrink on their own, so the noise-floor argument for halving does not hold). Under
+// kMomentum (the mlp: dense gradients) each pass takes heavy-ball steps (ApplyMomentumStep,
+// factor `momentum`) with the velocity starting at zero, as each worker's does: their
+// effective step is about eta / (1 - momentum), which plain SGD's scoring would not see; its
+// walk starts at 2^round(log2(1 - momentum)) instead of 1 (below).
 //
 // The rows are drawn from a set of `rows` rows (SearchRows); SearchStepSizeOn runs the search on
 // `train` given the picked row ids in it, so that a run across ranks can gather the same rows
@@ -71,7 +76,8 @@ SearchRows DrawSearchRows(std::size_t rows, std::uint64_t seed, Optimizer optimi
 
 template <typename M>
 StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const SearchRows& rows,
-                                std::size_t batch, std::uint64_t seed, Optimizer optimizer) {
+                                std::size_t batch, std::uint64_t seed, Optimizer optimizer,
+                                float momentum = 0) {
   const std::vector<std::size_t>& picks = rows.picks;
   // A linear model stepping one sample at a time takes the workers' fused step
   // (linear_step.h), about three times the generic path's rate: the step the run itself takes.
@@ -104,10 +110,13 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
   std::vector<float> shrink;
   std::vector<float> sum_sq(adagrad ? storage.size() : 0);  // AdaGrad's accumulators
   const Params accumulators(sum_sq);
+  constexpr bool kDense = std::is_same_v<typename M::Grad, DenseGrad>;
+  std::vector<float> velocity(kDense && optimizer == Optimizer::kMomentum ? storage.size() : 0);
   const auto objective_after_pass = [&](int k) {
     const float eta = std::ldexp(1.0f, k);
     std::copy(initial.begin(), initial.end(), storage.begin());
     std::ranges::fill(sum_sq, 0.0f);
+    std::ranges::fill(velocity, 0.0f);
     EvalSums sums;
     if constexpr (kIsLinear<M>) {
       if (fused) {
@@ -135,6 +144,12 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
     for (std::size_t i = 0; !fused && i < order.size(); i += batch) {
       const std::size_t count = std::min(batch, order.size() - i);
       model.Gradient(w, sample, std::span(order).subspan(i, count), grad, workspace);
+      if constexpr (kDense) {
+        if (!velocity.empty()) {
+          ApplyMomentumStep(w, grad, velocity, eta, momentum);
+          continue;
+        }
+      }
       ApplyStep(w, grad, eta);
     }
     if (adagrad && !in_place) {
@@ -147,12 +162,17 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
   };
 
   constexpr int kLowest = -12, kHighest = 6;
-  int best_k = 0;
-  double best = objective_after_pass(0);
-  const double up = objective_after_pass(1);
+  // Heavy ball's walk starts where its effective step eta / (1 - momentum) is about 1, SGD's
+  // start: from 1, the first candidates' velocities blow up, and past the stable steps the
+  // scores are not unimodal (a collapsed network can score below an unstable one), so a walk
+  // from there stops at a false minimum.
+  const int start = velocity.empty() ? 0 : static_cast<int>(std::lround(std::log2(1.0 - momentum)));
+  int best_k = start;
+  double best = objective_after_pass(start);
+  const double up = objective_after_pass(start + 1);
   const int direction = up < best ? 1 : -1;
   if (up < best) {
-    best_k = 1;
+    best_k = start + 1;
     best = up;
   }
   for (int k = best_k + direction; k >= kLowest && k <= kHighest; k += direction) {
@@ -174,9 +194,9 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
 template <typename M>
 StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t batch,
                               std::uint64_t seed, Optimizer optimizer = Optimizer::kSgd,
-                              std::size_t sample_rows = 10'000) {
+                              float momentum = 0, std::size_t sample_rows = 10'000) {
   return SearchStepSizeOn(model, train, DrawSearchRows<M>(train.rows(), seed, optimizer, sample_rows),
-                          batch, seed, optimizer);
+                          batch, seed, optimizer, momentum);
 }
 
 }  // namespace corral::internal

@@ -22,6 +22,7 @@
 
 #include "engine/src/runtime/crew.h"
 #include "engine/src/runtime/epoch_layout.h"
+#include "engine/src/runtime/mode_state.h"
 
 namespace corral::internal {
 
@@ -100,6 +101,11 @@ struct alignas(kCacheLine) ShardWorker {
     if (config.optimizer != Optimizer::kMomentum) return;
     velocity.assign(params, 0.0f);
     momentum = config.momentum;
+  }
+  // Worker w's velocity in the mode's training state (mode_state.h), when it keeps one: saved
+  // into checkpoints and restored on resume, so that the heavy ball rolls on.
+  void VisitVelocity(StateVisitor& v, int w) {
+    if (!velocity.empty()) v.Floats(Key("velocity", w), velocity);
   }
   // The step of `grad` on `w`: corral/step.h's ApplyStep, or its momentum form.
   void ApplyGradient(Params w, float eta) {

@@ -109,7 +109,8 @@ int main(int argc, char** argv) {
   Write("tiny-labels-idx1-ubyte", std::string("\0\0\x08\x01", 4) + BigEndian(2) + std::string("\0\1", 2));
 
   // Model files: hostile num_features, an mlp too wide to build, an mf id list shorter than its
-  // user count, and a valid 3-feature logistic model.
+  // user count, and a valid 3-feature logistic model; training states with a
+  // hostile thread count and an unknown optimizer.
   Model("features_2p33.model", Header("logistic", "8589934592"), 1);
   Model("features_minus_1.model", Header("logistic", "-1"), 1);
   Model("features_1e300.model", Header("logistic", "1e300"), 1);
@@ -124,6 +125,11 @@ int main(int argc, char** argv) {
         Header("logistic", "3", R"("classes":[],"hidden":[],"rank":0,"users":0,"items":0,"user_ids":[],"item_ids":[],)"
                                 R"("training":{"algorithm":"hogwild","threads":1e300,"seed":1,"lr":0.5,"lr_decay":1,)"
                                 R"("batch":1,"epochs_done":0,"position":[],"train_s":0,"samples":0})"),
+        3);
+  Model("optimizer_unknown.model",
+        Header("logistic", "3", R"("classes":[],"hidden":[],"rank":0,"users":0,"items":0,"user_ids":[],"item_ids":[],)"
+                                R"("training":{"algorithm":"hogwild","threads":1,"seed":1,"lr":0.5,"lr_decay":1,)"
+                                R"("batch":1,"optimizer":"nesterov","epochs_done":0,"position":[],"train_s":0,"samples":0})"),
         3);
   return 0;
 }

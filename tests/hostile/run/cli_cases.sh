@@ -49,6 +49,17 @@ resume_under_another_algorithm)
     limited "$corral" train --data small.svm --model mlp --hidden 8 --threads 2 --epochs 100000 \
     --algo sync --resume h.model --quiet
   ;;
+resume_under_another_optimizer)
+  # AdaGrad's accumulators are in the checkpoint (one written by the time limit too): the same
+  # --optimizer continues it, another one is refused naming the flag.
+  small
+  limited "$corral" train --data small.svm --threads 2 --epochs 100000 --optimizer adagrad \
+    --time-limit 0.3 --save a.model --quiet || fail "the checkpoint run failed"
+  limited "$corral" train --data small.svm --threads 2 --epochs 100000 --optimizer adagrad \
+    --time-limit 0.3 --resume a.model --save b.model --quiet || fail "resuming under adagrad failed"
+  expect 2 "a.model: cannot resume: the checkpoint was written with --optimizer adagrad (this run: sgd)" \
+    limited "$corral" train --data small.svm --threads 2 --epochs 100000 --resume a.model --quiet
+  ;;
 resume_under_other_threads)
   small
   limited "$corral" train --data small.svm --threads 2 --epochs 1 --save h.model --quiet || fail "save"
