@@ -118,6 +118,8 @@ TEST(StepSizeSearch, OnTheGatheredDrawnRowsIsTheSearchOnTheWholeSet) {
   const StepSizeSearch pooled = on_pool(softmax, Optimizer::kSgd, 200);
   EXPECT_EQ(whole.lr, pooled.lr);
   EXPECT_EQ(whole.objective, pooled.objective);
+}
+
 // Under --optimizer momentum (the mlp) the search scores each candidate by one pass of
 // heavy-ball steps (velocity from zero) over the sample, judged on the sample, and returns the
 // best itself (the mlp is not convex). Recomputed here for every k: the walk's pick is the
