@@ -244,20 +244,24 @@ TEST(Checkpoint, CodecMemoriesResumeBitForBit) {
 
 // Free-running adpsgd with compressed exchanges (per-edge public copies, codecs and random
 // streams in its state) at 3 workers: the interleaving decides the bits, so the resumed run is
-// held to the spread of uninterrupted runs (or 1e-3 of the objective, when two runs happen to
-// agree closely); a resume that lost the edges' copies would restart their differences.
+// held to the spread of three uninterrupted runs (or 3e-3 of the objective, when they happen to
+// agree closely: under ThreadSanitizer, 3 workers on 2 cores, two runs agreed to 1e-4 and the
+// resumed one was 2e-3 off); a resume that lost the edges' copies would restart their
+// differences.
 TEST(Checkpoint, FreeRunningAdpsgdResumesWithinTheRunToRunSpread) {
   const SyntheticSplit data = TinyProblem();
   TrainConfig config{.algorithm = Algorithm::kAdpsgd, .l2 = 1e-2f, .threads = 3, .epochs = 4,
                      .lr = 0.05f, .seed = 9, .pin = Pin::kNone, .compress = "qsgd:8",
                      .gossip_every = 2};
   const double a = Train(data.train, nullptr, config).history.back().objective;
+  const double c = Train(data.train, nullptr, config).history.back().objective;
   const TrainResult whole = Train(data.train, nullptr, config);
   const double b = whole.history.back().objective;
   EXPECT_TRUE(whole.state.mode.arrays.contains("public_copy/0"));
   const double resumed = ResumedAfter(2, data.train, config, "adpsgd").history.back().objective;
-  const double tolerance = std::max(2 * std::abs(a - b), 1e-3 * b);
-  EXPECT_NEAR(resumed, b, tolerance) << "uninterrupted: " << a << ", " << b;
+  const double spread = std::max({a, b, c}) - std::min({a, b, c});
+  const double tolerance = std::max(2 * spread, 3e-3 * b);
+  EXPECT_NEAR(resumed, b, tolerance) << "uninterrupted: " << a << ", " << b << ", " << c;
 }
 
 // --init: 5 epochs, saved, then 5 more started from that model, end as close to 10 epochs in
