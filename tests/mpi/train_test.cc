@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@
 #include <corral/cluster.h>
 #include <corral/error.h>
 #include <corral/load.h>
+#include <corral/model_file.h>
 #include <corral/synthetic.h>
 #include <corral/train.h>
 #include <corral/write.h>
@@ -446,6 +448,91 @@ TEST(RankData, TrainingOnRankRowsIsOneProcessOnTheWholeFile) {
   if (the_cluster->rank() == 0) {
     std::remove(binary.c_str());
     std::remove(three.c_str());
+  }
+}
+
+
+// Checkpoints across ranks: 2 ranks x 1 thread stopped after epoch 1 (--checkpoint-every 1, the
+// file rank 0 writes) and resumed for epoch 2 end where the uninterrupted run does, bit for bit;
+// the file is the one 1 process x 2 threads writes (the same parameters and every worker's
+// state under the same names), and that process resuming its own file ends there too.
+class CheckpointAcrossRanks : public testing::TestWithParam<Case> {};
+
+TEST_P(CheckpointAcrossRanks, HalfAndResumeIsTheWholeRunAndOneProcesssFile) {
+  const Case& c = GetParam();
+  const SyntheticSplit& data = Data(c.dense);
+  const std::string across_file = SharedPath(c.name + "_across.ckpt");
+  const std::string alone_file = SharedPath(c.name + "_alone.ckpt");
+  TrainConfig half = ConfigOf(c, 1);
+  half.epochs = 1;
+  half.checkpoint_path = across_file;
+  half.checkpoint_every = 1;
+  const TrainResult first = Train(data.train, nullptr, half, {}, *the_cluster);
+  the_cluster->Barrier();
+  TrainConfig rest = ConfigOf(c, 1);
+  rest.resume_path = across_file;
+  const TrainResult resumed = Train(data.train, nullptr, rest, {}, *the_cluster);
+  const TrainResult whole = Train(data.train, nullptr, ConfigOf(c, 1), {}, *the_cluster);
+  ASSERT_EQ(resumed.params.size(), whole.params.size());
+  EXPECT_EQ(0, std::memcmp(resumed.params.data(), whole.params.data(),
+                           whole.params.size() * sizeof(float)))
+      << c.name << ": 2 x 1, half + resume differs from the whole run";
+  EXPECT_EQ(first.samples + resumed.samples, whole.samples);
+  if (the_cluster->rank() == 0) {
+    TrainConfig alone_half = ConfigOf(c, 2);
+    alone_half.epochs = 1;
+    alone_half.checkpoint_path = alone_file;
+    alone_half.checkpoint_every = 1;
+    Train(data.train, nullptr, alone_half);
+    const SavedModel two = LoadModel(across_file), one = LoadModel(alone_file);
+    ASSERT_TRUE(two.training && one.training);
+    EXPECT_EQ(two.params, one.params) << c.name;
+    EXPECT_EQ(two.training->threads, 2);
+    EXPECT_EQ(two.training->mode.arrays, one.training->mode.arrays) << c.name;
+    // Each worker's clock counts its measured compute (virtual time without --link): not bits.
+    const auto without_clocks = [](std::map<std::string, std::uint64_t> counters) {
+      std::erase_if(counters, [](const auto& e) { return e.first.starts_with("clock/"); });
+      return counters;
+    };
+    EXPECT_EQ(without_clocks(two.training->mode.counters),
+              without_clocks(one.training->mode.counters))
+        << c.name;
+    if (c.algorithm != Algorithm::kSync) {  // sync keeps no state beyond the model
+      EXPECT_TRUE(two.training->mode.counters.contains("clock/1")) << c.name;
+    }
+    EXPECT_EQ(two.training->position, one.training->position) << c.name;
+    TrainConfig alone_rest = ConfigOf(c, 2);
+    alone_rest.resume_path = alone_file;
+    const TrainResult alone = Train(data.train, nullptr, alone_rest);
+    EXPECT_EQ(0, std::memcmp(alone.params.data(), whole.params.data(),
+                             whole.params.size() * sizeof(float)))
+        << c.name << ": 1 x 2 resumed differs from 2 x 1";
+    std::remove(across_file.c_str());
+    std::remove(alone_file.c_str());
+  }
+  the_cluster->Barrier();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, CheckpointAcrossRanks,
+    testing::Values(Case{.name = "sync", .algorithm = Algorithm::kSync, .batch = 4},
+                    Case{.name = "dpsgd", .algorithm = Algorithm::kDpsgd},
+                    Case{.name = "local", .algorithm = Algorithm::kLocal, .gossip_every = 4},
+                    Case{.name = "choco", .algorithm = Algorithm::kChoco, .compress = "topk:0.1"}),
+    CaseName);
+
+// hogwild++ keeps its state by group, not by worker: refused across ranks, on every rank alike.
+TEST(CheckpointAcrossRanks, HogwildPPIsRefusedOnEveryRank) {
+  TrainConfig config = ConfigOf({.name = "hpp", .algorithm = Algorithm::kHogwildPP}, 1);
+  config.resume_path = SharedPath("none.ckpt");
+  try {
+    Train(Data(false).train, nullptr, config, {}, *the_cluster);
+    ADD_FAILURE() << "hogwild++ resumed across ranks";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBadConfig);
+    EXPECT_NE(std::string(e.what()).find("--resume and --checkpoint-every with --algo hogwild++"),
+              std::string::npos)
+        << e.what();
   }
 }
 
