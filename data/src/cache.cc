@@ -20,6 +20,7 @@
 #include <corral/limits.h>
 
 #include "data/src/cache_format.h"
+#include "data/src/cache_rows.h"
 #include "data/src/cache_seal.h"
 #include "data/src/checksum.h"
 #include "data/src/mapped_buffer.h"
@@ -37,15 +38,19 @@ std::string Hex(std::uint64_t v) {
 }
 
 // The file's digest (cache_format.h's kDigestBlock), computed from the file as mapped: its
-// blocks hash in parallel, and the result does not depend on the thread count.
-std::uint64_t FileDigest(std::span<const char> file, int threads) {
+// blocks hash in parallel, and the result does not depend on the thread count. With `release`
+// (the mapping of `file`), each block's pages are released from the process once hashed.
+std::uint64_t FileDigest(std::span<const char> file, int threads,
+                         const detail::MappedFile* release = nullptr) {
   const std::span<const char> body = file.subspan(kHeaderBytes);
   const std::size_t blocks = (body.size() + kDigestBlock - 1) / kDigestBlock;
   std::vector<std::uint64_t> digests(blocks + 1);
   digests[0] = HeaderDigest(file.first(kHeaderBytes));
   const auto hash_block = [&](std::size_t b) {
-    digests[b + 1] = detail::Xxh64(
-        body.subspan(b * kDigestBlock, std::min(kDigestBlock, body.size() - b * kDigestBlock)));
+    const std::size_t at = b * kDigestBlock;
+    const std::size_t bytes = std::min(kDigestBlock, body.size() - at);
+    digests[b + 1] = detail::Xxh64(body.subspan(at, bytes));
+    if (release != nullptr) release->Release(kHeaderBytes + at, kHeaderBytes + at + bytes);
   };
   const int workers = detail::ResolveThreads(threads);
   if (workers == 1 || blocks < 2) {
@@ -64,8 +69,9 @@ std::span<const char> BytesOf(std::span<const T> s) {
 
 // The readers refuse NaN and Inf, so a cache holds none unless it was forged or written from a
 // caller's own arrays; a NaN label would train to a perfect accuracy, an Inf value look like
-// a divergence. The fast pass finds nothing on every honest load; the slow one names the row.
-void RequireFinite(const Dataset& d, const std::string& path) {
+// a divergence. The fast pass finds nothing on every honest load; the slow one names the row
+// (d's row r is the file's row first + r).
+void RequireFinite(const Dataset& d, const std::string& path, std::size_t first) {
   const auto finite = [](std::span<const float> xs) {
     return std::all_of(xs.begin(), xs.end(), [](float x) { return std::isfinite(x); });
   };
@@ -73,14 +79,14 @@ void RequireFinite(const Dataset& d, const std::string& path) {
   for (std::size_t r = 0; r < d.rows(); ++r) {
     const float y = d.Label(r);
     if (!std::isfinite(y)) {
-      throw Error(ErrorCode::kBadInput, path + ": row " + std::to_string(r) + ": label " +
+      throw Error(ErrorCode::kBadInput, path + ": row " + std::to_string(first + r) + ": label " +
                                             std::to_string(y) + ", expected a finite number");
     }
     const SparseRow row = d.Row(r);
     for (std::size_t k = 0; k < row.nnz(); ++k) {
       if (!std::isfinite(row.value[k])) {
         throw Error(ErrorCode::kBadInput,
-                    path + ": row " + std::to_string(r) + ": feature " +
+                    path + ": row " + std::to_string(first + r) + ": feature " +
                         std::to_string(row.index[k]) + " is " + std::to_string(row.value[k]) +
                         ", expected a finite number");
       }
@@ -121,8 +127,14 @@ void WriteCache(const Dataset& data, const std::string& path) {
   out.Commit();
 }
 
-Dataset ReadCache(const std::string& path, int threads) {
-  auto file = std::make_shared<detail::MappedFile>(path);
+namespace {
+
+// ReadCache (pick null: every row) and ReadCacheRows (cache_rows.h): with a range, the file's
+// pages are released as they are hashed and only the range's rows are validated and viewed.
+detail::CacheRows ReadCacheImpl(const std::string& path, int threads,
+                                const std::function<detail::RowRange(std::size_t)>* pick) {
+  // A range is read from few pages: they are mapped on their first touch, not all at once.
+  auto file = std::make_shared<detail::MappedFile>(path, /*populate=*/pick == nullptr);
   const std::span<const char> bytes = file->bytes();
   const auto bad = [&](const std::string& what) {
     throw Error(ErrorCode::kBadInput, path + ": " + what);
@@ -149,7 +161,9 @@ Dataset ReadCache(const std::string& path, int threads) {
         " as its header says");
   }
   const auto stored = Get<std::uint64_t>(bytes, kChecksumAt);
-  if (const std::uint64_t computed = FileDigest(bytes, threads); computed != stored) {
+  if (const std::uint64_t computed =
+          FileDigest(bytes, threads, pick != nullptr ? file.get() : nullptr);
+      computed != stored) {
     bad("checksum mismatch (stored " + Hex(stored) + ", computed " + Hex(computed) +
         "): the file is corrupt, expected an intact cache");
   }
@@ -194,23 +208,76 @@ Dataset ReadCache(const std::string& path, int threads) {
   };
   expect_size(kLabel, rows * 4, "labels");
   expect_size(kValue, nnz * 4, "values");
+  const detail::RowRange range =
+      pick != nullptr ? (*pick)(rows) : detail::RowRange{.first = 0, .count = rows};
+  if (range.first > rows || range.count > rows - range.first) {
+    throw Error(ErrorCode::kBadConfig,
+                path + ": cannot read rows [" + std::to_string(range.first) + ", +" +
+                    std::to_string(range.count) + "), expected a range of its " +
+                    std::to_string(rows) + " rows");
+  }
   Dataset d;
   if (layout == kDense) {
     if (features != 0 ? nnz % features != 0 || nnz / features != rows : nnz != 0) {
       bad("corrupt header: " + std::to_string(nnz) + " values for " + std::to_string(rows) +
           " dense rows of " + std::to_string(features));
     }
-    d = Dataset::WrapDense(as_floats(kValue), as_floats(kLabel), features, file, path);
+    d = Dataset::WrapDense(as_floats(kValue).subspan(range.first * features, range.count * features),
+                           as_floats(kLabel).subspan(range.first, range.count), features, file,
+                           path);
   } else {
     expect_size(kRowPtr, (rows + 1) * 8, "row offsets");
     expect_size(kIndex, nnz * 4, "indices");
-    const CsrView view{
-        .row_ptr = {reinterpret_cast<const std::uint64_t*>(sections[kRowPtr].data()), rows + 1},
-        .index = {reinterpret_cast<const std::uint32_t*>(sections[kIndex].data()), nnz},
-        .value = as_floats(kValue),
-        .label = as_floats(kLabel),
-        .num_features = features};
-    d = Dataset::WrapSparse(view, file, path);
+    const std::span<const std::uint64_t> offsets(
+        reinterpret_cast<const std::uint64_t*>(sections[kRowPtr].data()), rows + 1);
+    if (range.count == rows) {
+      const CsrView view{.row_ptr = offsets,
+                         .index = {reinterpret_cast<const std::uint32_t*>(sections[kIndex].data()),
+                                   nnz},
+                         .value = as_floats(kValue),
+                         .label = as_floats(kLabel),
+                         .num_features = features};
+      d = Dataset::WrapSparse(view, file, path);
+    } else {
+      // The range's offsets, checked here (Validate checks the rebased copy) and rebased to
+      // start at 0; the two ends of the whole table are checked too, as Validate would.
+      if (offsets[0] != 0 || offsets[rows] != nnz) {
+        bad("corrupt row offsets: from " + std::to_string(offsets[0]) + " to " +
+            std::to_string(offsets[rows]) + ", expected from 0 to the " + std::to_string(nnz) +
+            " non-zeros");
+      }
+      struct Owner {
+        std::shared_ptr<const detail::MappedFile> file;
+        std::vector<std::uint64_t> offsets;
+      };
+      auto owner = std::make_shared<Owner>(Owner{.file = file, .offsets = {}});
+      owner->offsets.resize(range.count + 1);
+      const std::uint64_t base = offsets[range.first];
+      for (std::size_t r = range.first; r <= range.first + range.count; ++r) {
+        if (offsets[r] > nnz || (r > range.first && offsets[r] < offsets[r - 1])) {
+          bad("corrupt row offsets at row " + std::to_string(r) + " (" +
+              std::to_string(offsets[r]) + "), expected non-decreasing offsets up to the " +
+              std::to_string(nnz) + " non-zeros");
+        }
+        owner->offsets[r - range.first] = offsets[r] - base;
+      }
+      const std::uint64_t stored_here = owner->offsets.back();
+      const CsrView view{
+          .row_ptr = owner->offsets,
+          .index = {reinterpret_cast<const std::uint32_t*>(sections[kIndex].data()) + base,
+                    stored_here},
+          .value = as_floats(kValue).subspan(base, stored_here),
+          .label = as_floats(kLabel).subspan(range.first, range.count),
+          .num_features = features};
+      try {
+        d = Dataset::WrapSparse(view, std::move(owner), path);
+      } catch (const Error& e) {  // its rows are the range's: say where the range starts
+        std::string what = e.what();
+        if (what.starts_with(path + ": ")) what.erase(0, path.size() + 2);
+        bad(what + " (row numbers counted from row " + std::to_string(range.first) +
+            " of the file)");
+      }
+    }
   }
   if (flags & kRatingsFlag) {
     auto info = std::make_shared<RatingsInfo>();
@@ -238,8 +305,20 @@ Dataset ReadCache(const std::string& path, int threads) {
     copy_ids(kItemIds, info->item_ids, info->known_items);
     d = d.WithRatings(std::move(info));
   }
-  RequireFinite(d, path);
-  return d;
+  RequireFinite(d, path, range.first);
+  return {.rows = std::move(d), .total = rows};
+}
+
+}  // namespace
+
+Dataset ReadCache(const std::string& path, int threads) {
+  return ReadCacheImpl(path, threads, nullptr).rows;
+}
+
+detail::CacheRows detail::ReadCacheRows(const std::string& path,
+                                        const std::function<RowRange(std::size_t)>& pick,
+                                        int threads) {
+  return ReadCacheImpl(path, threads, &pick);
 }
 
 }  // namespace corral

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include <corral/limits.h>
 
 #include "data/src/byte_source.h"
+#include "data/src/cache_rows.h"
 #include "data/src/formats.h"
 #include "data/src/text_pipeline.h"
 #include "data/src/text_util.h"
@@ -108,8 +110,9 @@ Dataset ParseText(detail::ByteSource& source, DataFormat format, const LoadOptio
   }
 }
 
-Dataset LoadCache(const std::string& path, const LoadOptions& options) {
-  Dataset d = ReadCache(path, options.threads);
+// What LoadDataset does with a cache once read: options.num_features widens it (or refuses a
+// narrower one), a ratings mapping renumbers its ids.
+Dataset FinishCache(Dataset d, const std::string& path, const LoadOptions& options) {
   if (options.num_features != 0 && options.num_features != d.num_features()) {
     if (options.num_features < d.num_features()) {
       throw Error(ErrorCode::kBadInput,
@@ -131,6 +134,10 @@ Dataset LoadCache(const std::string& path, const LoadOptions& options) {
     if (!same) d = detail::RemapRatings(d, *train);
   }
   return d;
+}
+
+Dataset LoadCache(const std::string& path, const LoadOptions& options) {
+  return FinishCache(ReadCache(path, options.threads), path, options);
 }
 
 // Every reader's result passes here: a set whose rows hold only labels trains nothing, and is
@@ -322,6 +329,13 @@ Dataset ParseDataset(std::string_view text, const std::string& name, const LoadO
   if (format == DataFormat::kAuto) format = SniffText(text.substr(0, 64 * 1024));
   std::size_t csv_fields = 0;
   return RequireFeatures(ParseText(*source, format, options, csv_fields));
+}
+
+detail::CacheRows detail::LoadCacheRows(const std::string& path, const LoadOptions& options,
+                                        const std::function<RowRange(std::size_t)>& pick) {
+  CacheRows read = ReadCacheRows(path, pick, options.threads);
+  read.rows = FinishCache(std::move(read.rows), path, options);
+  return read;
 }
 
 }  // namespace corral

@@ -112,7 +112,7 @@ void MappedBuffer::Resize(std::size_t bytes) {
   size_ = bytes;
 }
 
-MappedFile::MappedFile(const std::string& path) {
+MappedFile::MappedFile(const std::string& path, bool populate) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int saved = errno;
@@ -129,7 +129,8 @@ MappedFile::MappedFile(const std::string& path) {
   if (size_ > 0) {
     // MAP_POPULATE: every page is read right away (the checksum does), and mapping them
     // in one call beats one fault per 64 KiB.
-    void* mapped = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    void* mapped =
+        mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
     if (mapped == MAP_FAILED) {
       const int saved = errno;
       close(fd);
@@ -138,6 +139,16 @@ MappedFile::MappedFile(const std::string& path) {
     data_ = static_cast<const char*>(mapped);
   }
   close(fd);
+}
+
+void MappedFile::Release(std::size_t begin, std::size_t end) const {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  begin = (begin + page - 1) / page * page;  // whole pages only: a neighbour's bytes stay
+  end = end >= size_ ? size_ : end / page * page;
+  if (begin >= end) return;
+  // The mapping is read-only and private: nothing is lost, a dropped page is read again from
+  // the page cache on its next touch.
+  madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

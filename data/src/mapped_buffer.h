@@ -67,13 +67,20 @@ class MappedBuffer {
 // A whole file mapped read-only (MAP_PRIVATE). Empty files map to an empty span.
 class MappedFile {
  public:
-  // Throws corral::Error (kIo) naming `path` when it cannot be opened or mapped.
-  explicit MappedFile(const std::string& path);
+  // Throws corral::Error (kIo) naming `path` when it cannot be opened or mapped. `populate`:
+  // every page is mapped at once (MAP_POPULATE, for a reader that reads them all); otherwise
+  // each page on its first touch.
+  explicit MappedFile(const std::string& path, bool populate = true);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
   std::span<const char> bytes() const { return {data_, size_}; }
+
+  // Unmaps the whole pages inside bytes [begin, end) from this process (madvise
+  // MADV_DONTNEED): its resident memory drops, the file's pages stay in the page cache and a
+  // later read maps them again. Only a hint: a failure is ignored.
+  void Release(std::size_t begin, std::size_t end) const;
 
  private:
   const char* data_ = nullptr;

@@ -8,8 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cctype>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,10 +22,14 @@
 #include <corral/cluster.h>
 #include <corral/error.h>
 #include <corral/load.h>
+#include <corral/model_file.h>
 #include <corral/synthetic.h>
 #include <corral/train.h>
 #include <corral/write.h>
 
+#include "data/src/cache_format.h"
+#include "data/src/cache_rows.h"
+#include "data/src/cache_seal.h"
 #include "engine/src/cluster/mpi_cluster.h"
 #include "engine/src/cluster/rank_data.h"
 
@@ -233,6 +240,145 @@ TEST(RankData, EachRankReadsOnlyItsOwnRows) {
   }
 }
 
+// The resident bytes of this process's mapping of `path` (/proc/self/smaps: its Rss lines).
+std::size_t MappedResidentBytes(const std::string& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in = false;
+  std::size_t kb = 0;
+  while (std::getline(smaps, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+        line.find('-') != std::string::npos && line.find(' ') != std::string::npos) {
+      in = line.ends_with(" " + path);  // a mapping's first line ends with its file
+    } else if (in && line.starts_with("Rss:")) {
+      kb += std::stoul(line.substr(4));
+    }
+  }
+  return kb * 1024;
+}
+
+// A rank reading a cache keeps its rows' pages, not the file's: the checksum still covers
+// every block (a flipped byte in another rank's rows fails on every rank), but each block's
+// pages are released once hashed (data/src/cache_rows.h). The control: a whole load keeps
+// them all resident, so the measure sees the mapping.
+TEST(RankData, ACacheRankKeepsOnlyItsRowsPagesAndChecksTheWholeFile) {
+  const std::string cache = SharedPath("resident.cache"), bad = SharedPath("flipped.cache");
+  if (the_cluster->rank() == 0) {
+    WriteCache(MakeSyntheticClassification(
+                   {.rows = 120'000, .features = 5'000, .nnz_per_row = 20, .seed = 3}, 0)
+                   .train,
+               cache);
+  }
+  the_cluster->Barrier();
+  std::ifstream in(cache, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  {
+    const std::optional<internal::RankRows> mine = internal::LoadRankRows(cache, {}, *the_cluster);
+    ASSERT_TRUE(mine.has_value());
+    ASSERT_EQ(mine->part.total, 120'000u);
+    double sum = 0;  // the rows are read (and so mapped again) here
+    for (std::size_t r = 0; r < mine->mine.rows(); ++r) {
+      for (const float v : mine->mine.Row(r).value) sum += v;
+    }
+    const std::size_t resident = MappedResidentBytes(cache);
+    const double share = static_cast<double>(mine->part.count) / 120'000.0;
+    // The kernel maps a page cache's large folio whole on a fault: ~1-2 MB past a range's ends.
+    EXPECT_LT(static_cast<double>(resident), (share + 0.25) * static_cast<double>(bytes.size()))
+        << "rank " << the_cluster->rank() << " holds " << resident << " bytes of the "
+        << bytes.size() << "-byte cache for its " << mine->part.count << " rows (sum " << sum << ")";
+  }
+  {
+    const Dataset whole = LoadDataset(cache);
+    EXPECT_GT(static_cast<double>(MappedResidentBytes(cache)),
+              0.95 * static_cast<double>(bytes.size()));
+  }
+  // A byte flipped at the file's end (the last rank's labels), then one in the row offsets of
+  // the first rows: every rank finds the checksum wrong, whichever rows it reads.
+  for (const std::size_t at : {bytes.size() - 1, std::size_t{300}}) {
+    the_cluster->Barrier();
+    if (the_cluster->rank() == 0) {
+      std::string flipped = bytes;
+      flipped[at] = static_cast<char>(flipped[at] ^ 0x10);
+      std::ofstream(bad, std::ios::binary) << flipped;
+    }
+    the_cluster->Barrier();
+    try {
+      internal::LoadRankRows(bad, {}, *the_cluster);
+      ADD_FAILURE() << "no error for a byte flipped at " << at;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("checksum mismatch"), std::string::npos) << e.what();
+    }
+  }
+  the_cluster->Barrier();
+  if (the_cluster->rank() == 0) {
+    std::remove(cache.c_str());
+    std::remove(bad.c_str());
+  }
+}
+
+// A range of a cache's rows (ReadCacheRows) is the whole read's view of those rows, sparse and
+// dense, for empty, whole and inner ranges; a range past the rows is refused; a forged cache
+// (its checksum resealed) with a bad index in the range is refused naming where the range
+// starts, and read when the bad row is outside it (the rows a rank never reads).
+TEST(RankData, ACacheRangeIsTheWholeReadsRows) {
+  const std::string path = testing::TempDir() + "corral_cache_range_" +
+                           std::to_string(::getpid()) + ".cache";
+  for (const bool dense : {false, true}) {
+    WriteCache(Data(dense).train, path);
+    const Dataset whole = ReadCache(path);
+    const std::size_t n = whole.rows();
+    for (const auto& [first, count] : {std::pair<std::size_t, std::size_t>{0, 0}, {0, n},
+                                       {n / 3, n / 2}, {n - 1, 1}, {n, 0}}) {
+      const detail::CacheRows got =
+          detail::ReadCacheRows(path, [&](std::size_t) { return detail::RowRange{first, count}; });
+      const Dataset want = whole.Rows(first, first + count);
+      EXPECT_EQ(got.total, n);
+      ASSERT_EQ(got.rows.rows(), count) << first;
+      EXPECT_EQ(got.rows.is_dense(), dense);
+      EXPECT_TRUE(std::ranges::equal(got.rows.row_ptr(), want.row_ptr()) &&
+                  std::ranges::equal(got.rows.index(), want.index()) &&
+                  std::ranges::equal(got.rows.value(), want.value()) &&
+                  std::ranges::equal(got.rows.labels(), want.labels()))
+          << "dense " << dense << " rows [" << first << ", +" << count << ")";
+    }
+    try {
+      detail::ReadCacheRows(path, [&](std::size_t) { return detail::RowRange{n - 1, 2}; });
+      ADD_FAILURE() << "a range past the rows was read";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kBadConfig) << e.what();
+    }
+  }
+  // Row n - 50's first index set past the features, the checksum resealed.
+  WriteCache(Data(false).train, path);
+  const std::size_t n = Data(false).train.rows(), bad = n - 50;
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  const auto row_ptr_at = detail::cache::Get<std::uint64_t>(bytes, detail::cache::kSectionsAt);
+  const auto index_at =
+      detail::cache::Get<std::uint64_t>(bytes, detail::cache::kSectionsAt + 16 * detail::cache::kIndex);
+  const auto k = detail::cache::Get<std::uint64_t>(bytes, row_ptr_at + 8 * bad);
+  const std::uint32_t past = 1'000'000;
+  std::memcpy(bytes.data() + index_at + 4 * k, &past, sizeof past);
+  detail::SealCache(bytes);
+  std::ofstream(path, std::ios::binary) << bytes;
+  const auto read = [&](std::size_t first, std::size_t count) {
+    return detail::ReadCacheRows(path, [&](std::size_t) { return detail::RowRange{first, count}; });
+  };
+  EXPECT_EQ(read(0, bad).rows.rows(), bad);
+  try {
+    read(bad - 100, 150);
+    ADD_FAILURE() << "a bad index in the range was read";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("row 100 has feature index 1000000"), std::string::npos) << what;
+    EXPECT_NE(what.find("counted from row " + std::to_string(bad - 100) + " of the file"),
+              std::string::npos)
+        << what;
+  }
+  std::remove(path.c_str());
+}
+
 // A file one rank cannot read fails on every rank, that rank with its own error.
 TEST(RankData, AFileMissingOnOneRankFailsOnEvery) {
   const std::string path = SharedPath("missing_on_rank_1.svm");
@@ -302,6 +448,91 @@ TEST(RankData, TrainingOnRankRowsIsOneProcessOnTheWholeFile) {
   if (the_cluster->rank() == 0) {
     std::remove(binary.c_str());
     std::remove(three.c_str());
+  }
+}
+
+
+// Checkpoints across ranks: 2 ranks x 1 thread stopped after epoch 1 (--checkpoint-every 1, the
+// file rank 0 writes) and resumed for epoch 2 end where the uninterrupted run does, bit for bit;
+// the file is the one 1 process x 2 threads writes (the same parameters and every worker's
+// state under the same names), and that process resuming its own file ends there too.
+class CheckpointAcrossRanks : public testing::TestWithParam<Case> {};
+
+TEST_P(CheckpointAcrossRanks, HalfAndResumeIsTheWholeRunAndOneProcesssFile) {
+  const Case& c = GetParam();
+  const SyntheticSplit& data = Data(c.dense);
+  const std::string across_file = SharedPath(c.name + "_across.ckpt");
+  const std::string alone_file = SharedPath(c.name + "_alone.ckpt");
+  TrainConfig half = ConfigOf(c, 1);
+  half.epochs = 1;
+  half.checkpoint_path = across_file;
+  half.checkpoint_every = 1;
+  const TrainResult first = Train(data.train, nullptr, half, {}, *the_cluster);
+  the_cluster->Barrier();
+  TrainConfig rest = ConfigOf(c, 1);
+  rest.resume_path = across_file;
+  const TrainResult resumed = Train(data.train, nullptr, rest, {}, *the_cluster);
+  const TrainResult whole = Train(data.train, nullptr, ConfigOf(c, 1), {}, *the_cluster);
+  ASSERT_EQ(resumed.params.size(), whole.params.size());
+  EXPECT_EQ(0, std::memcmp(resumed.params.data(), whole.params.data(),
+                           whole.params.size() * sizeof(float)))
+      << c.name << ": 2 x 1, half + resume differs from the whole run";
+  EXPECT_EQ(first.samples + resumed.samples, whole.samples);
+  if (the_cluster->rank() == 0) {
+    TrainConfig alone_half = ConfigOf(c, 2);
+    alone_half.epochs = 1;
+    alone_half.checkpoint_path = alone_file;
+    alone_half.checkpoint_every = 1;
+    Train(data.train, nullptr, alone_half);
+    const SavedModel two = LoadModel(across_file), one = LoadModel(alone_file);
+    ASSERT_TRUE(two.training && one.training);
+    EXPECT_EQ(two.params, one.params) << c.name;
+    EXPECT_EQ(two.training->threads, 2);
+    EXPECT_EQ(two.training->mode.arrays, one.training->mode.arrays) << c.name;
+    // Each worker's clock counts its measured compute (virtual time without --link): not bits.
+    const auto without_clocks = [](std::map<std::string, std::uint64_t> counters) {
+      std::erase_if(counters, [](const auto& e) { return e.first.starts_with("clock/"); });
+      return counters;
+    };
+    EXPECT_EQ(without_clocks(two.training->mode.counters),
+              without_clocks(one.training->mode.counters))
+        << c.name;
+    if (c.algorithm != Algorithm::kSync) {  // sync keeps no state beyond the model
+      EXPECT_TRUE(two.training->mode.counters.contains("clock/1")) << c.name;
+    }
+    EXPECT_EQ(two.training->position, one.training->position) << c.name;
+    TrainConfig alone_rest = ConfigOf(c, 2);
+    alone_rest.resume_path = alone_file;
+    const TrainResult alone = Train(data.train, nullptr, alone_rest);
+    EXPECT_EQ(0, std::memcmp(alone.params.data(), whole.params.data(),
+                             whole.params.size() * sizeof(float)))
+        << c.name << ": 1 x 2 resumed differs from 2 x 1";
+    std::remove(across_file.c_str());
+    std::remove(alone_file.c_str());
+  }
+  the_cluster->Barrier();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, CheckpointAcrossRanks,
+    testing::Values(Case{.name = "sync", .algorithm = Algorithm::kSync, .batch = 4},
+                    Case{.name = "dpsgd", .algorithm = Algorithm::kDpsgd},
+                    Case{.name = "local", .algorithm = Algorithm::kLocal, .gossip_every = 4},
+                    Case{.name = "choco", .algorithm = Algorithm::kChoco, .compress = "topk:0.1"}),
+    CaseName);
+
+// hogwild++ keeps its state by group, not by worker: refused across ranks, on every rank alike.
+TEST(CheckpointAcrossRanks, HogwildPPIsRefusedOnEveryRank) {
+  TrainConfig config = ConfigOf({.name = "hpp", .algorithm = Algorithm::kHogwildPP}, 1);
+  config.resume_path = SharedPath("none.ckpt");
+  try {
+    Train(Data(false).train, nullptr, config, {}, *the_cluster);
+    ADD_FAILURE() << "hogwild++ resumed across ranks";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBadConfig);
+    EXPECT_NE(std::string(e.what()).find("--resume and --checkpoint-every with --algo hogwild++"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -15,6 +15,7 @@
 #include <corral/error.h>
 #include <corral/shards.h>
 
+#include "data/src/cache_rows.h"
 #include "engine/src/cluster/collectives.h"
 
 namespace corral::internal {
@@ -267,23 +268,27 @@ std::optional<RankRows> LoadRankRows(const std::string& path, const LoadOptions&
   if (static_cast<DataFormat>(by_range) == DataFormat::kLibsvm) {
     return ReadLibsvmPart(path, options, cluster, piece_bytes);
   }
-  // The cache: mapped (the file's pages, not a copy) and viewed at this rank's rows.
-  std::optional<Dataset> all;
+  // The cache: checked whole, its pages released as they are hashed, and viewed at this
+  // rank's rows (data/src/cache_rows.h): the rank keeps its rows' pages, not the file's.
+  std::optional<detail::CacheRows> read;
   Agreed(cluster, path, [&] {
     LoadOptions cache = options;
     cache.format = DataFormat::kCache;
-    all.emplace(LoadDataset(path, cache));
+    read.emplace(detail::LoadCacheRows(path, cache, [&](std::size_t rows) {
+      const RankPart part = RankPartOf(rows, cluster.rank(), cluster.ranks());
+      return detail::RowRange{.first = part.first, .count = part.count};
+    }));
   });
-  const std::size_t total = FromRankZero(cluster, all->rows());
-  const RankPart part = RankPartOf(total, cluster.rank(), cluster.ranks());
+  const std::size_t total = FromRankZero(cluster, read->total);
   Agreed(cluster, path, [&] {
-    if (all->rows() != total) {
-      throw Error(ErrorCode::kBadInput, path + ": " + std::to_string(all->rows()) +
+    if (read->total != total) {
+      throw Error(ErrorCode::kBadInput, path + ": " + std::to_string(read->total) +
                                             " rows on rank " + std::to_string(cluster.rank()) +
                                             ", " + std::to_string(total) + " on rank 0");
     }
   });
-  return RankRows{.mine = all->Rows(part.first, part.first + part.count), .part = part};
+  return RankRows{.mine = std::move(read->rows),
+                  .part = RankPartOf(total, cluster.rank(), cluster.ranks())};
 }
 
 }  // namespace corral::internal

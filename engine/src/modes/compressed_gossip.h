@@ -151,8 +151,8 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   // and its codec's (ef: the residual). mixed, z, q and wire are scratch.
   void VisitState(StateVisitor& v) {
     this->VisitRounds(v);
-    for (int w = 0; w < this->plan_.threads; ++w) {
-      State& self = this->Worker(w);
+    for (int w = 0; w < this->plan_.threads; ++w) {  // by index on the rank, as VisitRounds
+      State& self = this->Worker(this->first_ + w);
       for (std::size_t k = 0; k < self.hats.size(); ++k) {
         v.Floats(Key("hat", w) + "/" + std::to_string(k), self.hats[k]);
       }

@@ -49,6 +49,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <exception>
 #include <numeric>
 #include <optional>
 #include <span>
@@ -126,6 +128,60 @@ inline void CheckResumable(const std::string& path, const TrainingState& saved,
               path + ": cannot resume: the checkpoint was written with " + differences +
                   "; a resumed run needs the same --algo, --threads, --batch, --optimizer, "
                   "--topology and --compress (or train afresh without --resume)");
+}
+
+// Every rank's part of a mode's state (`mine`: its workers by their index on the rank, the
+// `threads` workers from `first` in the run) as the state of one process running them all:
+// each rank's worker entries renumbered by their ids in the run (WorkerOf), in rank order, and
+// the shared entries rank 0's. On every rank. Collective.
+inline ModeState GatherModeState(Cluster& cluster, const ModeState& mine, std::size_t first,
+                                 std::size_t threads) {
+  if (cluster.ranks() == 1) return mine;
+  const ModeState own = WorkersOf(mine, 0, threads, first);
+  std::vector<std::uint64_t> words;  // [kind, name bytes, name in words, count, values]
+  const auto put_name = [&](std::uint64_t kind, const std::string& name) {
+    words.push_back(kind);
+    words.push_back(name.size());
+    const std::size_t at = words.size();
+    words.resize(at + (name.size() + 7) / 8, 0);
+    std::memcpy(words.data() + at, name.data(), name.size());
+  };
+  for (const auto& [name, values] : own.arrays) {
+    put_name(0, name);
+    words.push_back(values.size());
+    const std::size_t at = words.size();
+    words.resize(at + (values.size() + 1) / 2, 0);
+    std::memcpy(words.data() + at, values.data(), values.size() * sizeof(float));
+  }
+  for (const auto& [name, value] : own.counters) {
+    put_name(1, name);
+    words.push_back(value);
+  }
+  const std::uint64_t size = words.size();
+  const std::vector<std::uint64_t> sizes = GatherAll(cluster, std::span<const std::uint64_t>(&size, 1));
+  const std::uint64_t longest = *std::max_element(sizes.begin(), sizes.end());
+  words.resize(longest, 0);
+  const std::vector<std::uint64_t> all = GatherAll(cluster, std::span<const std::uint64_t>(words));
+  ModeState merged;
+  for (std::size_t r = 0; r < sizes.size(); ++r) {
+    const std::uint64_t* at = all.data() + r * longest;
+    const std::uint64_t* const end = at + sizes[r];
+    while (at < end) {
+      const std::uint64_t kind = *at++;
+      std::string name(*at++, '\0');
+      std::memcpy(name.data(), at, name.size());
+      at += (name.size() + 7) / 8;
+      if (kind == 1) {
+        merged.counters.try_emplace(name, *at++);  // a shared counter: rank 0's
+        continue;
+      }
+      std::vector<float> values(*at++);
+      std::memcpy(values.data(), at, values.size() * sizeof(float));
+      at += (values.size() + 1) / 2;
+      merged.arrays.try_emplace(name, std::move(values));
+    }
+  }
+  return merged;
 }
 
 // The run's specs, parsed once (TrainConfig::Validate checks a config by parsing them too):
@@ -308,17 +364,22 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
                       " model with " + std::to_string(model.NumParams()));
     }
     TrainingState& s = *saved.training;
-    CheckResumable(config.resume_path, s, config, threads);
-    plan.mode_state = std::move(s.mode);
+    // The file holds all the run's workers (across ranks too): this rank takes its own.
+    CheckResumable(config.resume_path, s, config, plan.workers);
+    plan.mode_state = cluster.ranks() == 1
+                          ? std::move(s.mode)
+                          : WorkersOf(s.mode, static_cast<std::size_t>(plan.first_worker),
+                                      static_cast<std::size_t>(threads), 0);
     plan.lr = config.lr > 0 ? config.lr : s.lr;
     plan.initial = std::move(saved.params);
     plan.first_epoch = s.epochs_done;
     // Mid-epoch positions only mean the same rows with the same shuffles (otherwise the
     // interrupted epoch restarts). A mode without --shuffle off visits shuffled rows even when
     // asked for storage order; taking the flag at its word here only restarts such an epoch.
-    if (s.seed == config.seed && s.position.size() == static_cast<std::size_t>(threads) &&
+    if (s.seed == config.seed && s.position.size() == static_cast<std::size_t>(plan.workers) &&
         s.order == VisitingOrder(config.shuffle)) {
-      plan.start = s.position;
+      plan.start.assign(s.position.begin() + plan.first_worker,
+                        s.position.begin() + plan.first_worker + threads);
     }
   } else {
     if (!config.init_path.empty()) {
@@ -615,16 +676,24 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     state.samples = SumAcross(cluster, mode.Samples());
     state.order = VisitingOrder(UsedShuffle(mode));
     state.mode = {};
-    // Across ranks a rank holds its own workers' state only: the saved file keeps the
-    // replicas' mean, and a resumed run continues from it (as after a halted epoch).
+    // Across ranks each rank visits its own workers, and every rank gathers all of them
+    // (GatherModeState: the file one process writes; rank 0 writes it).
     if constexpr (requires(StateVisitor& v) { mode.VisitState(v); }) {
       bool whole = state.position.empty();
       if constexpr (requires { Mode::kStateInsideEpoch; }) whole = whole || Mode::kStateInsideEpoch;
-      if (whole && !across) {
+      if (whole) {
         StateVisitor v = StateVisitor::Saving(state.mode);
         mode.VisitState(v);
+        if (across) {
+          state.mode = GatherModeState(cluster, state.mode, static_cast<std::size_t>(first),
+                                       static_cast<std::size_t>(threads));
+        }
       }
     }
+  };
+  // Where every worker of the run stands (this rank's `mine`, gathered in worker order).
+  const auto all_positions = [&](std::span<const std::uint64_t> mine) {
+    return GatherAll(cluster, mine);
   };
   // --checkpoint-every: the state written while training, at epoch ends.
   const bool checkpoints = !config.checkpoint_path.empty() &&
@@ -635,7 +704,9 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     if (config.checkpoint_every > 0 && (epochs_done - plan.first_epoch) % config.checkpoint_every == 0) {
       return true;
     }
-    return config.checkpoint_every_s > 0 && seconds_since(last_checkpoint) >= config.checkpoint_every_s;
+    // Each rank's clock: one rank's "due" makes it due on all (the state is gathered).
+    return AnyAcross(cluster, config.checkpoint_every_s > 0 &&
+                                  seconds_since(last_checkpoint) >= config.checkpoint_every_s);
   };
 
   double train_s = 0;
@@ -657,7 +728,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   EvaluateInto(model, std::span<const float>(snapshot), train, nullptr, cluster, start_point);
   const DivergenceGuard guard(start_point.objective);
   result.state.epochs_done = plan.first_epoch;
-  result.state.position = plan.start;
+  result.state.position = all_positions(plan.start);
   // An epoch's evaluation point `p` (its other fields set) of the model in `snapshot`: the
   // objective and the test and validation measures, the divergence check, the metrics line.
   const auto evaluate_point = [&](EvalPoint& p) {
@@ -730,7 +801,9 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     result.state.epochs_done = complete ? e + 1 : e;
     result.state.position.clear();
     if (!complete) {
-      for (int w = 0; w < threads; ++w) result.state.position.push_back(mode.Position(first + w));
+      std::vector<std::uint64_t> mine;
+      for (int w = 0; w < threads; ++w) mine.push_back(mode.Position(first + w));
+      result.state.position = all_positions(mine);
     }
     std::fill(epoch_start.begin(), epoch_start.end(), 0);
 
@@ -769,7 +842,22 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     if (checkpoint_due(e + 1) && result.state.position.empty()) {
       // Atomic (model_file.h): a crash while writing leaves the previous checkpoint.
       capture_state(result.state, train_s);
-      SaveModel(config.checkpoint_path, {.info = plan.info, .params = snapshot, .training = result.state});
+      // Rank 0 writes (every rank holds the gathered state); the ranks agree on the outcome,
+      // so none goes on into the next epoch when rank 0 could not write.
+      std::exception_ptr failed;
+      if (cluster.rank() == 0) {
+        try {
+          SaveModel(config.checkpoint_path, {.info = plan.info, .params = snapshot, .training = result.state});
+        } catch (...) {
+          failed = std::current_exception();
+        }
+      }
+      if (AnyAcross(cluster, failed != nullptr)) {
+        if (failed) std::rethrow_exception(failed);
+        throw Error(ErrorCode::kIo, "rank " + std::to_string(cluster.rank()) +
+                                        " stopped: rank 0 could not write the checkpoint " +
+                                        config.checkpoint_path);
+      }
       last_checkpoint = Clock::now();
     }
     if (!due) {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -139,5 +140,46 @@ class StateVisitor {
 // "name/w": worker w's entry of `name`.
 inline std::string Key(const char* name, std::size_t w) { return std::string(name) + "/" + std::to_string(w); }
 inline std::string Key(const char* name, int w) { return Key(name, static_cast<std::size_t>(w)); }
+
+// Across ranks. A rank's mode visits its own workers by their index on the rank (0..T-1, Key);
+// a checkpoint names every worker by its id in the whole run (first + w), so that the file is
+// the one a process running all the workers writes. An entry whose name has a number right
+// after its first '/' ("x/3", "hat/3/1", "rng/3.2") is that worker's; any other is shared by
+// all (every rank keeps the same value).
+struct WorkerEntry {
+  std::string head;  // up to and with the first '/'
+  std::size_t worker = 0;
+  std::string tail;  // what follows the number
+};
+inline std::optional<WorkerEntry> WorkerOf(const std::string& name) {
+  const std::size_t slash = name.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  std::size_t end = slash + 1;
+  while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+  if (end == slash + 1 || end - slash > 10) return std::nullopt;
+  return WorkerEntry{.head = name.substr(0, slash + 1),
+                     .worker = std::stoull(name.substr(slash + 1, end - slash - 1)),
+                     .tail = name.substr(end)};
+}
+
+// `state`'s entries of workers [first, first + count), renumbered from `to` (the other
+// workers' entries dropped), and its shared entries.
+inline ModeState WorkersOf(const ModeState& state, std::size_t first, std::size_t count,
+                           std::size_t to) {
+  ModeState out;
+  const auto rename = [&](const std::string& name) -> std::optional<std::string> {
+    const std::optional<WorkerEntry> e = WorkerOf(name);
+    if (!e) return name;
+    if (e->worker < first || e->worker - first >= count) return std::nullopt;
+    return e->head + std::to_string(e->worker - first + to) + e->tail;
+  };
+  for (const auto& [name, values] : state.arrays) {
+    if (const auto to_name = rename(name)) out.arrays[*to_name] = values;
+  }
+  for (const auto& [name, value] : state.counters) {
+    if (const auto to_name = rename(name)) out.counters[*to_name] = value;
+  }
+  return out;
+}
 
 }  // namespace corral::internal
