@@ -53,7 +53,8 @@ TEST(StepSizeSearch, AdaGradPicksTheArgminOfItsOwnScores) {
   const Dataset train = testing::SmallProblem().train;
   const LogisticModel model(train, 1e-3f);
   const std::uint64_t seed = 11;
-  const StepSizeSearch found = SearchStepSize(model, train, 1, seed, Optimizer::kAdaGrad);
+  const StepSizeSearch found =
+      SearchStepSize(model, train, 1, seed, {.optimizer = Optimizer::kAdaGrad});
   const StepSizeSearch sgd = SearchStepSize(model, train, 1, seed);
 
   Rng rng(seed, 0x5eed);
@@ -95,26 +96,22 @@ TEST(StepSizeSearch, OnTheGatheredDrawnRowsIsTheSearchOnTheWholeSet) {
   const std::uint64_t seed = 5;
   const auto on_pool = [&](const auto& model, Optimizer optimizer, std::size_t sample) {
     using M = std::remove_cvref_t<decltype(model)>;
-    const SearchRows drawn = DrawSearchRows<M>(train.rows(), seed, optimizer, sample);
-    std::vector<std::size_t> wanted = drawn.picks;
-    wanted.insert(wanted.end(), drawn.scored.begin(), drawn.scored.end());
-    SearchRows in_pool{.picks = std::vector<std::size_t>(drawn.picks.size()),
-                       .scored = std::vector<std::size_t>(drawn.scored.size())};
-    std::iota(in_pool.picks.begin(), in_pool.picks.end(), std::size_t{0});
-    std::iota(in_pool.scored.begin(), in_pool.scored.end(), drawn.picks.size());
-    return SearchStepSizeOn(model, train.Gather(wanted), in_pool, 1, seed, optimizer);
+    const SearchOptions options{.optimizer = optimizer, .sample_rows = sample};
+    const SearchPool pool = PoolOf(DrawSearchRows<M>(train.rows(), seed, options));
+    return SearchStepSizeOn(model, train.Gather(pool.wanted), pool.in_pool, 1, seed, options);
   };
   const LogisticModel logistic(train, 1e-3f);
   for (const Optimizer optimizer : {Optimizer::kSgd, Optimizer::kAdaGrad}) {
     for (const std::size_t sample : {std::size_t{200}, std::size_t{10'000}}) {
-      const StepSizeSearch whole = SearchStepSize(logistic, train, 1, seed, optimizer, 0.0f, sample);
+      const StepSizeSearch whole =
+          SearchStepSize(logistic, train, 1, seed, {.optimizer = optimizer, .sample_rows = sample});
       const StepSizeSearch pooled = on_pool(logistic, optimizer, sample);
       EXPECT_EQ(whole.lr, pooled.lr) << sample;
       EXPECT_EQ(whole.objective, pooled.objective) << sample;
     }
   }
   const SoftmaxModel softmax(train, 1e-3f);
-  const StepSizeSearch whole = SearchStepSize(softmax, train, 1, seed, Optimizer::kSgd, 0.0f, 200);
+  const StepSizeSearch whole = SearchStepSize(softmax, train, 1, seed, {.sample_rows = 200});
   const StepSizeSearch pooled = on_pool(softmax, Optimizer::kSgd, 200);
   EXPECT_EQ(whole.lr, pooled.lr);
   EXPECT_EQ(whole.objective, pooled.objective);
@@ -131,7 +128,8 @@ TEST(StepSizeSearch, MomentumPicksTheArgminOfHeavyBallScores) {
   const std::uint64_t seed = 5;
   const std::size_t batch = 8;
   const float mu = 0.9f;
-  const StepSizeSearch found = SearchStepSize(model, train, batch, seed, Optimizer::kMomentum, mu);
+  const StepSizeSearch found =
+      SearchStepSize(model, train, batch, seed, {.optimizer = Optimizer::kMomentum, .momentum = mu});
   const StepSizeSearch sgd = SearchStepSize(model, train, batch, seed);
 
   Rng rng(seed, 0x5eed);

@@ -141,7 +141,9 @@ TEST_P(EveryMode, ResumesBitForBitFromACheckpoint) {
   if (GetParam() == Algorithm::kDpsgd || GetParam() == Algorithm::kChoco) {
     EXPECT_TRUE(a.arrays.contains("x/2"));
   }
-  if (GetParam() == Algorithm::kLocal) EXPECT_TRUE(a.arrays.contains("base/2"));  // sparse rounds
+  if (GetParam() == Algorithm::kLocal) {
+    EXPECT_TRUE(a.arrays.contains("base/2"));  // sparse rounds
+  }
 }
 
 // Every algorithm of the registry (a new mode joins by itself).
@@ -230,7 +232,9 @@ TEST(Checkpoint, CodecMemoriesResumeBitForBit) {
     config.compress = codec;
     if (algo == Algorithm::kDcd) config.gossip_every = 1;  // its local steps diverge under ef
     const TrainResult whole = Train(data.train, nullptr, config);
-    if (algo == Algorithm::kDcd) EXPECT_TRUE(whole.state.mode.arrays.contains("codec/2"));
+    if (algo == Algorithm::kDcd) {
+      EXPECT_TRUE(whole.state.mode.arrays.contains("codec/2"));
+    }
     TrainConfig half = config;
     half.epochs = config.epochs / 2;
     const std::string path = TempPath("codec.model");

@@ -82,6 +82,21 @@ def test_partial_fit_continues_the_run_epoch_by_epoch():
         step.partial_fit(X[:, :-1], y)
 
 
+@pytest.mark.parametrize("loss, optimizer", [("logistic", "adagrad"), ("mlp", "momentum")])
+def test_partial_fit_carries_the_optimizers_state(loss, optimizer):
+    # AdaGrad's accumulators and the heavy-ball velocity travel in the model file between calls:
+    # three partial fits are the three-epoch fit bit for bit (C++'s Checkpoint tests show that
+    # dropping the state changes the result).
+    X, y = random_csr(1000, 60, 6, seed=5)
+    params = dict(loss=loss, epochs=3, lr=0.02, hidden=(8,), options={"optimizer": optimizer})
+    whole = corral.Classifier(**params).fit(X, y)
+    step = corral.Classifier(**params)
+    for _ in range(3):
+        step.partial_fit(X, y, classes=np.array([-1.0, 1.0]))
+    assert step.model_.epochs_done == 3
+    np.testing.assert_array_equal(step.model_.params, whole.model_.params)
+
+
 def test_regressor_fits_a_linear_target():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(2000, 8))

@@ -135,8 +135,9 @@ class QsgdCompressor final : public DenseCompressor {
 
  private:
   static std::string QsgdSpec(int bits, std::size_t bucket) {
-    std::string spec = "qsgd:" + std::to_string(bits);
-    if (bucket != kQsgdDefaultBucket) spec += ":" + std::to_string(bucket);
+    std::string spec = "qsgd:";  // appended, not "qsgd:" + ...: g++ 12's false -Wrestrict there
+    spec += std::to_string(bits);
+    if (bucket != kQsgdDefaultBucket) spec += ':' + std::to_string(bucket);
     return spec;
   }
   // Coordinates per norm: the bucket, or the whole message for bucket 0 (at least 1, so that

@@ -391,22 +391,16 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
     }
     plan.lr = config.lr;
     if (plan.lr <= 0) {
+      const SearchOptions search{.optimizer = config.optimizer, .momentum = config.momentum};
       if (cluster.ranks() == 1) {
-        plan.lr = SearchStepSize(model, train, search_batch, config.seed, config.optimizer,
-                                 config.momentum).lr;
+        plan.lr = SearchStepSize(model, train, search_batch, config.seed, search).lr;
       } else {
         // One process's sample, the same rows in the same order: each drawn row comes from the
         // rank that holds it, and every rank searches on the gathered copy.
-        const SearchRows drawn = DrawSearchRows<M>(held.total, config.seed, config.optimizer);
-        std::vector<std::size_t> wanted = drawn.picks;
-        wanted.insert(wanted.end(), drawn.scored.begin(), drawn.scored.end());
-        const Dataset pool = GatherRowsAcross(cluster, train, held.first, wanted);
-        SearchRows in_pool{.picks = std::vector<std::size_t>(drawn.picks.size()),
-                           .scored = std::vector<std::size_t>(drawn.scored.size())};
-        std::iota(in_pool.picks.begin(), in_pool.picks.end(), std::size_t{0});
-        std::iota(in_pool.scored.begin(), in_pool.scored.end(), drawn.picks.size());
-        plan.lr = SearchStepSizeOn(model, pool, in_pool, search_batch, config.seed, config.optimizer,
-                                   config.momentum).lr;
+        const SearchPool pool = PoolOf(DrawSearchRows<M>(held.total, config.seed, search));
+        const Dataset gathered = GatherRowsAcross(cluster, train, held.first, pool.wanted);
+        plan.lr =
+            SearchStepSizeOn(model, gathered, pool.in_pool, search_batch, config.seed, search).lr;
       }
       plan.lr = FromRankZero(cluster, plan.lr);  // the same search on every rank; rank 0's word
       lr_searched = true;

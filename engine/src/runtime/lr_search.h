@@ -27,10 +27,11 @@ struct StepSizeSearch {
 };
 
 // Tries step sizes 2^k by one serial SGD pass (mini-batches of `batch`) over a random sample of
-// up to `sample_rows` rows, each from the model's initial parameters, and scores each by the
-// objective on the sample. Like Bottou's SGD it starts at 1 and walks up while the objective
-// improves, else down, so it usually tries 3-6 step sizes (within 2^-12 .. 2^6). Returns half
-// the best for convex models, the best itself for models that declare kConvex = false.
+// up to SearchOptions::sample_rows rows, each from the model's initial parameters, and scores
+// each by the objective on the sample. Like Bottou's SGD it starts at 1 and walks up while the
+// objective improves, else down, so it usually tries 3-6 step sizes (within 2^-12 .. 2^6).
+// Returns half the best for convex models, the best itself for models that declare
+// kConvex = false.
 // Deterministic for a seed.
 //
 // Why 10,000 rows and half: the step that wins a single short pass is biased towards large
@@ -54,6 +55,14 @@ struct StepSizeSearch {
 // from the ranks that hold them and search on the gathered copy (coordinator.h, PlanRun).
 constexpr std::uint64_t kSearchStream = 0x5eed;
 
+// What a search steps with: the run's optimizer (and heavy ball's factor under kMomentum), and
+// how many rows it samples.
+struct SearchOptions {
+  Optimizer optimizer = Optimizer::kSgd;
+  float momentum = 0;
+  std::size_t sample_rows = 10'000;
+};
+
 // The search's rows of a set of `rows` rows: the sample it steps on and, under AdaGrad, the
 // second sample it scores on (empty otherwise). Depends only on (rows, seed, optimizer, model).
 struct SearchRows {
@@ -61,23 +70,41 @@ struct SearchRows {
   std::vector<std::size_t> scored;
 };
 template <typename M>
-SearchRows DrawSearchRows(std::size_t rows, std::uint64_t seed, Optimizer optimizer,
-                          std::size_t sample_rows = 10'000) {
+SearchRows DrawSearchRows(std::size_t rows, std::uint64_t seed, const SearchOptions& options = {}) {
   SearchRows out;
   Rng rng(seed, kSearchStream);
-  out.picks.resize(std::min(sample_rows, rows));
+  out.picks.resize(std::min(options.sample_rows, rows));
   for (auto& r : out.picks) r = rng.Below(rows);
-  const bool adagrad = kIsLinear<M> && optimizer == Optimizer::kAdaGrad;
+  const bool adagrad = kIsLinear<M> && options.optimizer == Optimizer::kAdaGrad;
   out.scored.resize(adagrad ? out.picks.size() : 0);
   Rng scored_rng(seed, kSearchStream + 1);
   for (auto& r : out.scored) r = scored_rng.Below(rows);
   return out;
 }
 
+// The drawn rows gathered into one copy: `wanted`, the rows to gather in draw order (picks, then
+// scored), and `in_pool`, the same draw as row ids in that copy.
+struct SearchPool {
+  std::vector<std::size_t> wanted;
+  SearchRows in_pool;
+};
+inline SearchPool PoolOf(const SearchRows& drawn) {
+  SearchPool pool;
+  pool.wanted = drawn.picks;
+  pool.wanted.insert(pool.wanted.end(), drawn.scored.begin(), drawn.scored.end());
+  pool.in_pool.picks.resize(drawn.picks.size());
+  pool.in_pool.scored.resize(drawn.scored.size());
+  std::iota(pool.in_pool.picks.begin(), pool.in_pool.picks.end(), std::size_t{0});
+  std::iota(pool.in_pool.scored.begin(), pool.in_pool.scored.end(), drawn.picks.size());
+  return pool;
+}
+
 template <typename M>
 StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const SearchRows& rows,
-                                std::size_t batch, std::uint64_t seed, Optimizer optimizer,
-                                float momentum = 0) {
+                                std::size_t batch, std::uint64_t seed,
+                                const SearchOptions& options = {}) {
+  const Optimizer optimizer = options.optimizer;
+  const float momentum = options.momentum;
   const std::vector<std::size_t>& picks = rows.picks;
   // A linear model stepping one sample at a time takes the workers' fused step
   // (linear_step.h), about three times the generic path's rate: the step the run itself takes.
@@ -193,10 +220,9 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
 // The search on `train` itself (one process holds every row).
 template <typename M>
 StepSizeSearch SearchStepSize(const M& model, const Dataset& train, std::size_t batch,
-                              std::uint64_t seed, Optimizer optimizer = Optimizer::kSgd,
-                              float momentum = 0, std::size_t sample_rows = 10'000) {
-  return SearchStepSizeOn(model, train, DrawSearchRows<M>(train.rows(), seed, optimizer, sample_rows),
-                          batch, seed, optimizer, momentum);
+                              std::uint64_t seed, const SearchOptions& options = {}) {
+  return SearchStepSizeOn(model, train, DrawSearchRows<M>(train.rows(), seed, options), batch, seed,
+                          options);
 }
 
 }  // namespace corral::internal
