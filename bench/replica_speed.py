@@ -83,7 +83,7 @@ def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
     base_speed = statistics.median(speeds[base_label])
     base = last[base_label][0]
     quality = "acc" if accuracy else "objective"
-    print(f"  {'mode':<30} {'samples/s':>10} {'vs ' + base_label:>12} {quality:>10} "
+    print(f"  {'mode':<30} {'samples/s':>10} (min-max) {'vs ' + base_label:>12} {quality:>10} "
           f"{'pts' if accuracy else 'obj ratio':>9} {'K':>6} {'share':>6} {'MB sent':>9}   "
           + " ".join(f"{p:>7}" for p in PHASES) + " (us per round)")
     for label, _, _ in modes:
@@ -102,7 +102,8 @@ def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
             cols = f"{q:>10.6f} {q / base['objective']:>9.4f}"
         split = " ".join(f"{summary[f'round_{p}_us']:>7.1f}" if f"round_{p}_us" in summary
                          else f"{'':>7}" for p in PHASES)
-        print(f"  {label:<30} {speed / 1e6:>9.4f}M {speed / base_speed:>12.3f} {cols} "
+        lo, hi = min(speeds[label]) / 1e6, max(speeds[label]) / 1e6
+        print(f"  {label:<30} {speed / 1e6:>9.4f}M ({lo:.3g}-{hi:.3g}) {speed / base_speed:>12.3f} {cols} "
               f"{k!s:>6} {'' if share is None else f'{100 * share:5.1f}%':>6} "
               f"{summary.get('bytes_sent', 0) / 1e6:>9.1f}   {split}")
 
