@@ -23,6 +23,12 @@ hardware speed).
    ecd at --gossip-every 8, 64, 512, 4096 (or --periods) and at auto (and ecd with
    --compress none at the largest period: the lag without the codec). A run that diverges is
    reported as failed.
+6. Cheap rounds (--only rounds): a9a, hogwild against dpsgd --gossip-every 1 (a round per
+   step: what a round costs), and the Zipf set, hogwild against adpsgd at 1 and 2 threads
+   (adpsgd's step against hogwild's, with the hot head). With --before BINARY each row runs
+   with that binary too, in the same loop; its dpsgd --gossip-every 1 row with
+   --time-limit 30 (before the doorbell fix it ran at ~500 samples/s under load: 10 epochs
+   took 10 minutes), so that row's objective is not comparable.
 Every speed is the median of --repeat runs, interleaved with hogwild's so that machine noise
 hits both sides; the ratio is taken between medians.
 
@@ -77,7 +83,7 @@ def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
     base_speed = statistics.median(speeds[base_label])
     base = last[base_label][0]
     quality = "acc" if accuracy else "objective"
-    print(f"  {'mode':<30} {'samples/s':>10} {'vs ' + base_label:>12} {quality:>10} "
+    print(f"  {'mode':<30} {'samples/s':>10} (min-max) {'vs ' + base_label:>12} {quality:>10} "
           f"{'pts' if accuracy else 'obj ratio':>9} {'K':>6} {'share':>6} {'MB sent':>9}   "
           + " ".join(f"{p:>7}" for p in PHASES) + " (us per round)")
     for label, _, _ in modes:
@@ -96,7 +102,8 @@ def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
             cols = f"{q:>10.6f} {q / base['objective']:>9.4f}"
         split = " ".join(f"{summary[f'round_{p}_us']:>7.1f}" if f"round_{p}_us" in summary
                          else f"{'':>7}" for p in PHASES)
-        print(f"  {label:<30} {speed / 1e6:>9.4f}M {speed / base_speed:>12.3f} {cols} "
+        lo, hi = min(speeds[label]) / 1e6, max(speeds[label]) / 1e6
+        print(f"  {label:<30} {speed / 1e6:>9.4f}M ({lo:.3g}-{hi:.3g}) {speed / base_speed:>12.3f} {cols} "
               f"{k!s:>6} {'' if share is None else f'{100 * share:5.1f}%':>6} "
               f"{summary.get('bytes_sent', 0) / 1e6:>9.1f}   {split}")
 
@@ -109,8 +116,9 @@ def main():
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--mlp-epochs", type=int, default=3)
-    parser.add_argument("--only", choices=["zipf", "a9a", "mlp", "local", "lagged"], help="run one part only")
-    parser.add_argument("--before", help="local's part: a second corral binary to run local with")
+    parser.add_argument("--only", choices=["zipf", "a9a", "mlp", "local", "lagged", "rounds"],
+                        help="run one part only")
+    parser.add_argument("--before", help="local's and rounds' parts: a second corral binary to run with")
     parser.add_argument("--periods", default="8,64,512,4096",
                         help="dcd's and ecd's part: the fixed --gossip-every values")
     args = parser.parse_args()
@@ -127,6 +135,34 @@ def main():
             local_part(args, common, tmp)
         if args.only in (None, "lagged"):
             lagged_part(args, common, tmp)
+        if args.only in (None, "rounds"):
+            rounds_part(args, tmp)
+
+
+def rounds_part(args, tmp):
+    def with_before(label, extra, before_extra=()):
+        rows = [(label, extra)]
+        if args.before:
+            rows.append((label + " (before)", [*extra, *before_extra], args.before))
+        return rows
+
+    a9a = a9a_set(args, "cheap rounds: ")
+    if a9a is not None:
+        common = ["--threads", str(args.threads), "--epochs", str(args.epochs), "--lr", "0.25"]
+        compare(args.corral, a9a, common, [
+            *with_before("hogwild", ["--algo", "hogwild"]),
+            *with_before("dpsgd --gossip-every 1", ["--algo", "dpsgd", "--gossip-every", "1"],
+                         ["--time-limit", "30"]),
+        ], args.repeat, tmp)
+    zipf = zipf_set.make(args.corral, os.path.join(tmp, "zipf.cache"))
+    for threads in (1, 2):
+        print(f"\ncheap rounds: Zipf set, {threads} thread(s), {args.epochs} epochs, --lr 0.25 "
+              f"(median of {args.repeat})")
+        common = ["--threads", str(threads), "--epochs", str(args.epochs), "--lr", "0.25"]
+        compare(args.corral, zipf, common, [
+            *with_before("hogwild", ["--algo", "hogwild"]),
+            *with_before("adpsgd", ["--algo", "adpsgd"]),
+        ], args.repeat, tmp)
 
 
 def zipf_part(args, common, tmp):

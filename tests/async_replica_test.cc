@@ -44,10 +44,12 @@ void ExpectOptimum(const SyntheticSplit& data, const TrainResult& r, double tole
 struct AdpsgdCase {
   int workers;
   const char* topology;
+  int batch = 4;  // 1: a linear model's hot head (hot_head.h) on the small problem's sparse rows
 };
 
 std::string AdpsgdName(const ::testing::TestParamInfo<AdpsgdCase>& info) {
-  return std::string(info.param.topology) + "_" + std::to_string(info.param.workers) + "workers";
+  return std::string(info.param.topology) + "_" + std::to_string(info.param.workers) + "workers" +
+         (info.param.batch == 1 ? "_hot_head" : "");
 }
 
 class AdpsgdConverges : public ::testing::TestWithParam<AdpsgdCase> {};
@@ -57,9 +59,10 @@ TEST_P(AdpsgdConverges, ToTheFullBatchOptimum) {
   const SyntheticSplit data = testing::SmallProblem();
   const TrainResult r = Train(data.train, nullptr,
                               {.algorithm = Algorithm::kAdpsgd, .l2 = kL2, .threads = c.workers,
-                               .epochs = 20, .batch = 4, .seed = 5, .topology = c.topology,
+                               .epochs = 20, .batch = c.batch, .seed = 5, .topology = c.topology,
                                .gossip_every = 1});
   ASSERT_EQ(r.history.size(), 20u);
+  EXPECT_EQ(r.hot_coords > 0, c.batch == 1);
   ExpectOptimum(data, r, 0.01);
   ASSERT_TRUE(r.history.back().consensus.has_value());
   EXPECT_GT(*r.history.front().consensus, 0.0);
@@ -69,7 +72,7 @@ TEST_P(AdpsgdConverges, ToTheFullBatchOptimum) {
 
 INSTANTIATE_TEST_SUITE_P(Topologies, AdpsgdConverges,
                          ::testing::Values(AdpsgdCase{4, "ring"}, AdpsgdCase{8, "ring"},
-                                           AdpsgdCase{4, "complete"}),
+                                           AdpsgdCase{4, "complete"}, AdpsgdCase{4, "ring", 1}),
                          AdpsgdName);
 
 // Compressed exchange (CHOCO-style public copies per edge): converges for unbiased and biased
@@ -121,6 +124,28 @@ TEST(Adpsgd, OneWorkerIsSerialSgdBitForBit) {
   EXPECT_EQ(b.bytes_sent, 0u);
 }
 
+TEST(Adpsgd, OneWorkerWithTheHotHeadIsHogwildsSplitLoopBitForBit) {
+  // Batch 1 on sparse rows: both keep the hot head. adpsgd's hot values are its replica's own
+  // coordinates in slot order, and hogwild's one worker stores its copy back at every sync: the
+  // same split steps (hot_head.h) on the same rows in the same order, so the same bits.
+  const SyntheticSplit data = testing::SmallProblem();
+  const TrainConfig serial{.algorithm = Algorithm::kHogwild, .l2 = kL2, .threads = 1, .epochs = 3,
+                           .lr = 0.2f, .seed = 3};
+  TrainConfig async = serial;
+  async.algorithm = Algorithm::kAdpsgd;
+  const TrainResult a = Train(data.train, nullptr, serial);
+  const TrainResult b = Train(data.train, nullptr, async);
+  EXPECT_GT(b.hot_coords, 0);
+  EXPECT_EQ(a.hot_coords, b.hot_coords);
+  ASSERT_EQ(a.params.size(), b.params.size());
+  for (std::size_t u = 0; u < a.params.size(); ++u) ASSERT_EQ(a.params[u], b.params[u]) << u;
+  // Without the head: the fused generic step, the same model up to rounding.
+  async.hot_coords = 0;
+  const TrainResult c = Train(data.train, nullptr, async);
+  EXPECT_EQ(c.hot_coords, 0);
+  EXPECT_NEAR(c.history.back().objective, b.history.back().objective, 1e-4 * b.history.back().objective);
+}
+
 // AD-PSGD whose workers start from different random replicas (a test hook on Setup).
 template <typename M>
 class SpreadReplicas : public internal::AdpsgdMode<M> {
@@ -157,12 +182,16 @@ std::vector<double> SpreadMean(int workers, std::size_t d) {
 TEST(Adpsgd, PairwiseAveragesPreserveTheMeanAndReachConsensus) {
   // Pure gossip (a step too small to change anything): every average is exclusive on both
   // replicas, so the replicas' mean stays what it was (up to float rounding) while they agree.
-  // Racy averages would shift the mean by O(|x_i - x_j|). 16 workers on few cores.
+  // Racy averages would shift the mean by O(|x_i - x_j|). 16 workers on few cores. Batch 1:
+  // with the hot head, whose hot values start from the spread replicas (AfterSetup), are
+  // averaged, and are written back at the epochs' ends (EndEpoch); each of those missing
+  // fails the mean or the consensus below.
   const int workers = 16;
   const TrainConfig config{.algorithm = Algorithm::kAdpsgd, .threads = workers, .epochs = 2,
                            .lr = 1e-30f, .lr_decay = 1, .topology = "ring", .gossip_every = 1};
   const TrainResult r = RunFromSpreadReplicas(config);
   ASSERT_EQ(r.history.size(), 2u);
+  EXPECT_GT(r.hot_coords, 0);
   const std::vector<double> mean = SpreadMean(workers, r.params.size());
   for (std::size_t u = 0; u < mean.size(); ++u) ASSERT_NEAR(r.params[u], mean[u], 1e-4) << u;
   // Uniform(-1, 1) replicas start at consensus distance about d/3, and every epoch of averages

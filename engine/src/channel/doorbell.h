@@ -4,35 +4,54 @@
 // Each worker owns one Doorbell. Anyone who changes something the owner may be waiting for
 // (pushed a message to it, returned a free slot to it, aborted the transport) first makes that
 // change visible (a release store, e.g. spsc_queue::push) and then calls Ring(). The owner
-// waits with WaitUntil(ready, stop): it spins a little (kSpins pauses) re-checking `ready`,
-// then blocks in the kernel (std::atomic<uint32_t>::wait, a futex on Linux) until the count
-// moves.
+// waits with WaitUntil(ready, stop): it spins a little (kSpins pauses, then kYields yields)
+// re-checking `ready`, then announces itself as a sleeper and blocks in the kernel (a futex on Linux) until the
+// count moves.
 //
-// Memory ordering (why no wake-up is lost). Ring is `change; count.fetch_add(1, seq_cst);
-// count.notify_all()`. The waiter does `v = count.load(acquire); if (ready()) return;
-// count.wait(v)`. The count has one modification order. Either
-//  (a) the waiter's load read the ringer's increment (or a later value; increments are RMWs,
-//      so they continue its release sequence): the increment synchronises with the load, so
-//      the change, sequenced before the increment, happens before the re-check of ready(),
-//      which therefore sees it and returns; or
-//  (b) the load read an earlier value v: the increment is later in modification order, so
-//      wait(v) either sees count != v and returns at once, or is already blocked when the
-//      ringer's notify_all (sequenced after the increment) arrives and is woken.
-// Either way the waiter re-checks ready() after the change. The same argument covers `stop`:
-// Abort stores stop before ringing, so a waiter woken by that ring (or that read its
-// increment) sees stop == true; stop itself can therefore be read relaxed.
+// Why not std::atomic<uint32_t>::wait/notify_all (what this used before): libstdc++ 12 keeps
+// its waiter counts in a table of 16 entries keyed by bits 2..5 of the address, so every
+// cache-line-aligned bell shares entry 0: while any worker of the process slept, every Ring
+// of every bell made a futex-wake system call; its wait spun again with 4 sched_yield calls
+// before sleeping; and every Ring was a locked add on the owner's line, a cross-core transfer
+// even while the owner was only spinning on its queues. Here each bell counts its own
+// sleepers, and a Ring that finds none costs a fence and a read of a line that stays shared.
+//
+// Memory ordering (why no wake-up is lost). Ring is `change; fence(seq_cst) F1; if
+// (sleepers.load() != 0) { count.fetch_add(1, release); wake }`. A waiter that found ready()
+// false while spinning does `sleepers.fetch_add(1); fence(seq_cst) F2; v =
+// count.load(acquire); if (!ready()) sleep while count == v; sleepers.fetch_sub(1)`. The two
+// fences are ordered in the single total order S of seq_cst operations:
+//  - F1 before F2: the change is sequenced before F1 and ready()'s read after F2, so the read
+//    sees the change (C++20 [atomics.order] p4.4: were it coherence-ordered before the change,
+//    F2 would precede F1): the waiter returns without sleeping.
+//  - F2 before F1: likewise the ringer's sleepers load sees the waiter's increment, so it
+//    increments count and wakes. The waiter either read that increment as v (acquire: it then
+//    sees the change, sequenced before it), or sleeps with an older v: the kernel checks
+//    count == v and queues the waiter under one lock, which the wake takes after the
+//    increment, so the waiter sees count != v or is woken, and its loop re-checks ready().
+// The same argument covers `stop`: Abort stores stop before ringing, so a waiter either sees
+// it or is woken; stop itself can therefore be read relaxed. Spinners need no ring at all:
+// they poll ready() and stop themselves.
 //
 // Thread safety: Ring() from any thread; WaitUntil() by the owning worker only (one waiter per
-// bell, though several would also be correct: notify_all).
+// bell, though several would also be correct: the wake wakes all).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <thread>
 
 #include "engine/src/runtime/crew.h"  // kCacheLine
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#endif
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
 #endif
 
 namespace corral::internal {
@@ -46,20 +65,40 @@ inline void CpuRelax() {
 #endif
 }
 
+// A seq_cst fence. ThreadSanitizer does not model fences (GCC 12 warns, -Wtsan); the bell
+// needs it not to: the fences order wake-ups only, no plain data is published through them.
+#if defined(__SANITIZE_THREAD__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
+inline void SeqCstFence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+#if defined(__SANITIZE_THREAD__)
+#pragma GCC diagnostic pop
+#endif
+
 class alignas(kCacheLine) Doorbell {
  public:
   // Pauses before blocking. A few hundred pauses cost a few microseconds: long enough to catch
   // a neighbour that is about to send in a balanced round, short enough not to steal a shared
   // core from the thread we wait for when workers outnumber cores.
   static constexpr int kSpins = 256;
+  // Then yields to whatever else this core has to run (sched_yield), re-checking in between,
+  // before sleeping: with more runnable threads than cores the neighbour we wait for is often
+  // queued behind us, and a yield lets it run without the futex sleep and wake-up's latency.
+  // libstdc++'s atomic wait (what this used before) yielded 4 times; see docs/algorithms.md,
+  // "Cheap rounds", for what this measured.
+  static constexpr int kYields = 16;
 
   // Announces a change the owner may be waiting for. Call after the change is published.
   void Ring() {
-    // seq_cst, where release would do for the argument above: libstdc++'s notify skips the
-    // futex wake when its own waiter count (seq_cst) reads zero, a store-buffering handshake
-    // that needs this increment in the single total order too. Same cost on x86 (lock xadd).
-    count_.fetch_add(1, std::memory_order_seq_cst);
-    count_.notify_all();
+    // F1 in the header's argument: orders the change (already published) before the check.
+    SeqCstFence();
+    // relaxed: the fences order it (header). Its line is written only when the owner goes to
+    // sleep and back, so a ring while the owner spins reads a shared line: no transfer.
+    if (sleepers_.load(std::memory_order_relaxed) == 0) return;
+    // release: a waiter that reads this increment (acquire) sees the change before it.
+    count_.fetch_add(1, std::memory_order_release);
+    Wake();
   }
 
   // Returns true as soon as ready() holds, false if stop is (or becomes) set first.
@@ -71,20 +110,53 @@ class alignas(kCacheLine) Doorbell {
       if (stop.load(std::memory_order_relaxed)) return false;
       CpuRelax();
     }
-    while (true) {
-      const std::uint32_t seen = count_.load(std::memory_order_acquire);
+    for (int turn = 0; turn < kYields; ++turn) {
       if (ready()) return true;
       if (stop.load(std::memory_order_relaxed)) return false;
-      count_.wait(seen, std::memory_order_acquire);
+      std::this_thread::yield();
+    }
+    while (true) {
+      // relaxed, then F2 in the header's argument: a ringer after F2 sees this sleeper.
+      sleepers_.fetch_add(1, std::memory_order_relaxed);
+      SeqCstFence();
+      // acquire: reading a ringer's increment makes its change visible to ready().
+      const std::uint32_t seen = count_.load(std::memory_order_acquire);
+      const bool done = ready();
+      const bool stopped = !done && stop.load(std::memory_order_relaxed);
+      if (!done && !stopped) Sleep(seen);
+      // relaxed: a ringer that still sees this sleeper only makes a wake nobody needed.
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
+      if (done) return true;
+      if (stopped) return false;
     }
   }
 
  private:
-  // W: any thread in Ring() (fetch_add, seq_cst >= release); R: the owner in WaitUntil
-  // (acquire). The
-  // value means nothing; only that it moved. Wrap-around is harmless in practice: a waiter
+#if defined(__linux__)
+  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
+                std::atomic<std::uint32_t>::is_always_lock_free);
+  // Blocks while count_ == seen (the kernel checks it under its queue lock); returns on a
+  // wake, a signal, or at once if it moved.
+  void Sleep(std::uint32_t seen) {
+    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&count_), FUTEX_WAIT_PRIVATE, seen, nullptr,
+            nullptr, 0);
+  }
+  void Wake() {
+    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&count_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
+            nullptr, 0);
+  }
+#else
+  void Sleep(std::uint32_t seen) { count_.wait(seen, std::memory_order_acquire); }
+  void Wake() { count_.notify_all(); }
+#endif
+
+  // W: a thread in Ring() that saw a sleeper (fetch_add, release); R: the owner in WaitUntil
+  // (acquire) and the kernel. The value means nothing; only that it moved. Wrap-around is harmless in practice: a waiter
   // could only sleep through a ring if exactly 2^32 rings fell between its load and its wait.
   std::atomic<std::uint32_t> count_{0};
+  // W: the owner, +1 before it may sleep and -1 after; R: ringers (relaxed between the two
+  // fences, see the header).
+  std::atomic<std::uint32_t> sleepers_{0};
 };
 
 }  // namespace corral::internal

@@ -49,6 +49,19 @@
 // written under the flag happen-before the next holder's reads, so every average sees the
 // previous one whole (relaxed accesses alone could still read older values).
 //
+// Hot head (a linear model at batch 1 on sparse data, uncompressed; hogwild's, hot_head.h):
+// each replica keeps its most frequent coordinates in slot order ("hot values", the split
+// rows' hot entries index them) instead of at their places in x_i: a step touches a few dense
+// lines instead of one line per coordinate, and takes hogwild's split step (SplitMargin /
+// SplitApply: four partial sums, the shrink as a multiplication), so its bits differ from
+// Gradient() + ApplyStep()'s. The hot values are x_i's coordinates, not a copy: written only
+// under x_i's flag like the rest of x_i (relaxed atomic_ref, the flag orders them), averaged
+// with the neighbour's hot values (the same slots: one head for the run), read without the
+// flag by the owner's margin. x_i's own hot coordinates are stale during an epoch: EndEpoch
+// (workers parked) writes the hot values back into them, and AfterSetup and a resume load the
+// hot values from x_i, so Snapshot, Consensus, checkpoints and tests see whole replicas.
+// Measured on the Zipf set (bench/replica_speed.py, docs/algorithms.md).
+//
 // Costs and clocks. Each average moves d floats each way: d*4 bytes sent by each of i and j.
 // A worker's virtual clock is its thread's CPU time (mixing.h), as if each had a core.
 // Resume works mid-epoch as in hogwild (no rounds to line up), from the replicas' mean; at an
@@ -78,6 +91,8 @@
 #include "engine/src/gossip/gossip_period.h"
 #include "engine/src/gossip/mixing.h"
 #include "engine/src/gossip/replica_set.h"
+#include "engine/src/modes/hogwild_steps.h"
+#include "engine/src/modes/hot_head.h"
 #include "engine/src/modes/linear_step.h"
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/describe.h"
@@ -93,15 +108,31 @@ class AdpsgdMode {
         topology_(GossipTopology(plan.config, plan.threads, plan.worker_domain)),
         workers_(plan.threads),
         slots_(std::make_unique<Slot[]>(static_cast<std::size_t>(plan.threads))) {
-    if (plan.specs.compress != "none") BuildEdges(plan.specs.compress);
+    // The hot head (HotEpoch) where hogwild's applies, uncompressed: the compressed exchange's
+    // public copies are of whole replicas.
+    if (plan.specs.compress != "none") {
+      BuildEdges(plan.specs.compress);
+    } else {
+      head_ = PlanHotHead(model, plan);
+    }
   }
 
   void Setup(int w) {
     State& self = workers_[w];
     // The run's --shuffle, as the synchronous replica modes (round_replicas.h): the same rows
-    // in the same order, streamed from the epoch's copy under epoch.
-    self.Build(model_, plan_.train, plan_.held, w, plan_.threads, Batch(), plan_.shuffle, plan_.copy_shards);
+    // in the same order, streamed from the epoch's copy under epoch. With a hot head, the
+    // split rows (hot_head.h) instead, as hogwild's: the shard itself is released.
+    if (Hot()) {
+      BuildHotWorker(self, model_, plan_, w, head_, /*exclusive=*/false);
+    } else {
+      self.Build(model_, plan_.train, plan_.held, w, plan_.threads, Batch(), plan_.shuffle, plan_.copy_shards);
+    }
     self.x.assign(plan_.initial.begin(), plan_.initial.end());  // first touch: NUMA-local
+    if (Hot()) {
+      self.hot.copy.local.resize(head_.coordinate.size());
+      self.hot.copy.shrink.resize(head_.coordinate.size());
+      HotFromReplica(self);
+    }
     if (!edges_.empty()) self.diff.resize(self.x.size());
     const std::uint64_t steps = (EpochLength(w) + Batch() - 1) / Batch();
     self.period = GossipPeriod(plan_.config.gossip_every, steps);
@@ -114,8 +145,11 @@ class AdpsgdMode {
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
     State& self = workers_[w];
-    self.BeginEpoch(plan_.config.seed, epoch, w, start);
+    self.BeginEpoch(plan_.config.seed, epoch, w, start);  // HogwildWorker's: the split rows too
     const float eta = plan_.EpochLr(epoch);
+    if constexpr (kIsLinear<M>) {
+      if (Hot()) return HotEpoch(self, w, eta, start, steps);
+    }
     const std::size_t batch = Batch();
     const std::span<const std::uint32_t> order(self.order);
     const Params x(self.x);
@@ -125,30 +159,36 @@ class AdpsgdMode {
       if (halt_.load(std::memory_order_relaxed)) break;
       const std::size_t count = std::min(batch, order.size() - k);
       const RowGradient row = Gradient(self, x, order.subspan(k, count));
-      AcquireOwn(w);
-      if (--self.until == 0) {  // with a fixed K: the steps s with (s + 1) % K == 0
-        self.until = self.period.every();
-        const double t = WallSeconds();
-        AverageWithANeighbour(self, w);
-        self.times.round_s += WallSeconds() - t;
-        ++self.times.rounds;
-      }
+      if (Shared()) AcquireOwn(w);
+      AverageIfDue(self, w);
       Step(self, x, row, eta);
-      Release(w);
+      if (Shared()) Release(w);
       ++self.step;
       ++self.times.steps;
       self.samples += count;
       self.position = k + count;
       steps.store(self.samples, std::memory_order_relaxed);  // progress display only
     }
-    self.times.epoch_s += WallSeconds() - began;
-    self.clock += ThreadCpuSeconds() - cpu_start;
-    // This worker's period for its next epoch (its own: averages need no agreement).
-    self.epoch_every = self.period.every();
-    if (self.period.Measure(std::span<const RoundTimes>(&self.times, 1))) self.until = self.period.every();
-    self.epoch_share = self.period.share();
-    self.times = RoundTimes{};
+    Finish(self, began, cpu_start);
   }
+
+  // After every worker's Setup (coordinator, workers parked): each worker's hot values from its
+  // replica, which tests may have set from Setup.
+  void AfterSetup() {
+    if (!Hot()) return;
+    for (int w = 0; w < plan_.threads; ++w) HotFromReplica(workers_[w]);
+  }
+  // Between epochs (coordinator, workers parked): each replica's hot coordinates from its hot
+  // values, so that Snapshot, Consensus, VisitState and tests read whole replicas. The values
+  // stay where they are too: the next epoch goes on from them.
+  void EndEpoch() {
+    if (!Hot()) return;
+    for (int w = 0; w < plan_.threads; ++w) {
+      State& self = workers_[w];
+      for (std::size_t s = 0; s < head_.coordinate.size(); ++s) self.x[head_.coordinate[s]] = self.hot.copy.local[s];
+    }
+  }
+
 
   // After an epoch (coordinator, workers parked): the largest period the workers averaged
   // with and the mean share of their wall time the averages took.
@@ -166,7 +206,19 @@ class AdpsgdMode {
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
   void Snapshot(std::span<float> out) const { workers_.Mean(out); }
   // While the workers run (LiveModel): the same mean, read with relaxed atomic loads.
-  void LiveSnapshot(std::span<float> out) const { RelaxedMeanOf(workers_.Replicas(), out); }
+  // With a hot head the hot coordinates are the workers' hot values (HotEpoch), averaged as
+  // RelaxedMeanOf does.
+  void LiveSnapshot(std::span<float> out) const {
+    RelaxedMeanOf(workers_.Replicas(), out);
+    for (std::size_t s = 0; s < head_.coordinate.size(); ++s) {
+      double sum = 0;
+      for (int w = 0; w < plan_.threads; ++w) {
+        // relaxed: W the holder of w's flag, R here without it (a live view, stale by design).
+        sum += std::atomic_ref<float>(const_cast<float&>(workers_[w].hot.copy.local[s])).load(std::memory_order_relaxed);
+      }
+      out[head_.coordinate[s]] = static_cast<float>(sum / static_cast<double>(plan_.threads));
+    }
+  }
   double Consensus() const { return workers_.Consensus(); }
   // The busiest worker's CPU time: the run's time with a core per worker.
   std::optional<double> VirtualSeconds() const {
@@ -196,6 +248,8 @@ class AdpsgdMode {
   // The settings it chose: CHOCO's gamma when the exchange is compressed (TrainResult::gamma).
   void Report(TrainResult& result) const {
     if (!edges_.empty()) result.gamma = gamma_;
+    result.hot_coords = static_cast<int>(head_.coordinate.size());
+    if (!head_.off.empty()) AddSummaryLine(result, "hot coords", head_.off);
   }
   void Describe(TrainResult& r) const {
     const std::string& compress = plan_.specs.compress;
@@ -213,6 +267,9 @@ class AdpsgdMode {
                           compress == "none" ? "" : compress.c_str(), *last.consensus,
                           last.virtual_s));
     if (compress != "none") AddSummaryLine(r, "compression", Printf("gamma %.3g", r.gamma));
+    if (r.hot_coords > 0) {
+      AddSummaryLine(r, "hot coords", Printf("%d, each replica's in slot order", r.hot_coords));
+    }
     AddSummaryLine(r, "gossip", Printf("every %llu steps%s (the busiest worker's), averages %.1f%% of the time",
                                        static_cast<unsigned long long>(last.gossip_every.value_or(1)),
                                        plan_.config.gossip_every < 1 ? " (auto)" : "",
@@ -231,6 +288,7 @@ class AdpsgdMode {
       v.Count(Key("gossip_every", w), every);
       v.Real(Key("clock", w), self.clock);
       if (!v.loading()) continue;
+      if (Hot()) HotFromReplica(self);
       self.period.Resume(every);
       if (!self.period.automatic()) self.until = self.period.every() - self.step % self.period.every();
     }
@@ -248,7 +306,9 @@ class AdpsgdMode {
  private:
   // Thread safety: owner-only during an epoch (x: see the header); the coordinator reads it
   // while the workers are parked.
-  struct State : ShardWorker<M> {
+  // HogwildWorker: a shard, or with a hot head its split rows (relaid out per epoch) and the
+  // hot values and shrink tables.
+  struct State : HogwildWorker<M> {
     std::vector<float> x;         // the replica
     std::vector<float> diff;      // compressed exchange: scratch for x - h (the initiator's)
     std::uint64_t step = 0;       // steps taken in all epochs (picks the topology's round)
@@ -261,6 +321,75 @@ class AdpsgdMode {
     std::uint64_t epoch_every = 1;  // the period of its last epoch, and the share it measured
     double epoch_share = 0;
   };
+
+  // Worker w's epoch with the hot head (a linear model at batch 1, hot_head.h): hogwild's
+  // SplitLinearStep split at the flag, as Gradient and Step are. The margin at x_i as it is
+  // now (hot values and cold coordinates read without the flag: relaxed, stale by design, see
+  // the header), then under the flag the average if due and the step, on the hot values and
+  // the cold coordinates of x_i. The hot values are x_i's own coordinates kept in slot order
+  // (a few cache lines instead of one line per coordinate), not a copy to sync: no neighbour
+  // ever reads the hot coordinates of x_i, only its hot values (AverageWithANeighbour).
+  void HotEpoch(State& self, int w, float eta, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
+    const std::size_t d = model_.NumParams();
+    ComputeShrink(model_, eta, self.shrink);
+    for (std::size_t s = 0; s < head_.coordinate.size(); ++s) {
+      self.hot.copy.shrink[s] = self.shrink[head_.coordinate[s]];
+    }
+    const Params x(self.x);
+    const Params hot(self.hot.copy.local);
+    const SplitRows& rows = self.hot.rows;
+    const std::span<const std::uint32_t> order(self.order);
+    constexpr std::size_t kAhead = 8;  // rows, as hogwild's loop
+    const double cpu_start = ThreadCpuSeconds();
+    const double began = WallSeconds();
+    for (std::size_t k = start; k < order.size(); ++k) {
+      if (halt_.load(std::memory_order_relaxed)) break;
+      const std::uint32_t r = order[k];
+      if (k + kAhead < order.size()) rows.Prefetch(order[k + kAhead]);
+      const float step = eta * model_.Derivative(SplitMargin(rows, r, hot, x, d), rows.label[r]);
+      if (Shared()) AcquireOwn(w);
+      AverageIfDue(self, w);
+      SplitApply(rows, r, step, hot, self.hot.copy.shrink.data(), x, self.shrink.data(), d);
+      if (Shared()) Release(w);
+      ++self.step;
+      ++self.times.steps;
+      ++self.samples;
+      self.position = k + 1;
+      steps.store(self.samples, std::memory_order_relaxed);  // progress display only
+    }
+    Finish(self, began, cpu_start);
+  }
+  // The hot values from the replica's hot coordinates. Owner in Setup, or the coordinator while
+  // the workers are parked (after Setup, after a resume loaded x).
+  void HotFromReplica(State& self) const {
+    for (std::size_t s = 0; s < head_.coordinate.size(); ++s) self.hot.copy.local[s] = self.x[head_.coordinate[s]];
+  }
+  // Worker w, holding its own flag: on every K-th step, an average with a neighbour (timed).
+  void AverageIfDue(State& self, int w) {
+    if (--self.until != 0) return;  // with a fixed K: the steps s with (s + 1) % K == 0
+    self.until = self.period.every();
+    const double t = WallSeconds();
+    AverageWithANeighbour(self, w);
+    self.times.round_s += WallSeconds() - t;
+    ++self.times.rounds;
+  }
+  bool Hot() const { return !head_.empty(); }
+  // Whether any other worker may take a replica's flag: one worker has no neighbour, so its
+  // steps skip the flag (an atomic exchange and a store per step; its replica is read without
+  // the flag only by a live snapshot, relaxed, as with several workers).
+  bool Shared() const { return plan_.threads > 1; }
+
+  // What every epoch ends with: the worker's times and its period for the next epoch.
+  void Finish(State& self, double began, double cpu_start) {
+    self.times.epoch_s += WallSeconds() - began;
+    self.clock += ThreadCpuSeconds() - cpu_start;
+    // This worker's period for its next epoch (its own: averages need no agreement).
+    self.epoch_every = self.period.every();
+    if (self.period.Measure(std::span<const RoundTimes>(&self.times, 1))) self.until = self.period.every();
+    self.epoch_share = self.period.share();
+    self.times = RoundTimes{};
+  }
+
 
   // The gradient at `at` for `rows`: in self.grad, or for a linear model at batch 1 as the row
   // and its loss derivative (linear_step.h: with Step, Gradient + ApplyStep bit for bit,
@@ -286,15 +415,33 @@ class AdpsgdMode {
   void Calibrate(State& self) {
     std::vector<float> scratch(self.x);
     std::vector<float> other(self.x);
-    const std::size_t rows = self.shard.rows();
+    const std::size_t rows = Hot() ? self.hot.rows.label.size() : self.shard.rows();
     if (rows == 0) return;
     const std::size_t batch = std::min(Batch(), rows);
     std::vector<std::uint32_t> pick(batch);
+    std::vector<float> scratch_hot(self.hot.copy.local);
+    if constexpr (kIsLinear<M>) {
+      if (Hot()) {  // eta 0: every shrink factor is 1
+        ComputeShrink(model_, 0.0f, self.shrink);
+        std::fill(self.hot.copy.shrink.begin(), self.hot.copy.shrink.end(), 1.0f);
+      }
+    }
     const double began = WallSeconds();
     double now = began;
     std::size_t n = 0;
     while (n < 256 && (n < 8 || now - began < 0.02)) {
       for (std::size_t j = 0; j < batch; ++j) pick[j] = static_cast<std::uint32_t>((n * batch + j) % rows);
+      if constexpr (kIsLinear<M>) {
+        if (Hot()) {  // HotEpoch's step
+          const Params x(scratch), hot(scratch_hot);
+          const SplitRows& split = self.hot.rows;
+          const float step = 0.0f * model_.Derivative(SplitMargin(split, pick[0], hot, x, x.size()), split.label[pick[0]]);
+          SplitApply(split, pick[0], step, hot, self.hot.copy.shrink.data(), x, self.shrink.data(), x.size());
+          ++n;
+          now = WallSeconds();
+          continue;
+        }
+      }
       Step(self, Params(scratch), Gradient(self, Params(scratch), pick), 0.0f);
       ++n;
       now = WallSeconds();
@@ -358,6 +505,14 @@ class AdpsgdMode {
           const float mean = 0.5f * (xi.Load(u) + xj.Load(u));
           xi.Store(u, mean);
           xj.Store(u, mean);
+        }
+        // The hot values are the replicas' hot coordinates (HotEpoch); the loop above averaged
+        // stale copies of those, which EndEpoch overwrites. Same memory orders as x.
+        const Params hi(self.hot.copy.local), hj(workers_[j].hot.copy.local);
+        for (std::size_t s = 0; s < hi.size(); ++s) {
+          const float mean = 0.5f * (hi.Load(s) + hj.Load(s));
+          hi.Store(s, mean);
+          hj.Store(s, mean);
         }
         const std::uint64_t bytes = xi.size() * sizeof(float);
         SlotOf(w).sent += bytes;  // under w's flag
@@ -440,6 +595,7 @@ class AdpsgdMode {
   std::deque<Edge> edges_;        // compressed exchange only (stable addresses)
   std::vector<int> edge_index_;   // [from * n + to] -> edges_, -1 where never neighbours
   double gamma_ = 1;              // compressed exchange: the consensus step
+  HotHead head_;                  // linear, batch 1, uncompressed: the coordinates kept in slot order
   float scale_ = 1;               // compressed exchange, unbiased codec: delta (see the header)
 };
 

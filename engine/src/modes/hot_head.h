@@ -277,47 +277,72 @@ struct HotWorker {
   void SyncAll(Params w) { copy.Sync(w, *head, exclusive, copy.local.size()); }
 };
 
+// A hot value at slot s: a worker's private copy (hogwild, float*) read and written plainly; a
+// replica's hot values that neighbours average into under a flag (adpsgd, Params) through
+// relaxed atomics.
+inline float HotLoad(const float* local, std::size_t s) { return local[s]; }
+inline float HotLoad(Params local, std::size_t s) { return local.Load(s); }
+inline void HotStore(float* local, std::size_t s, float v) { local[s] = v; }
+inline void HotStore(Params local, std::size_t s, float v) { local.Store(s, v); }
+
+// The margin of split row r: hot entries from `local`, cold ones from the shared model w.
+// In four partial sums, (m0 + m1) + (m2 + m3): one running sum makes every product wait for
+// the previous add, and on a9a (~11 hot and ~3 cold entries per row) that chain of adds is
+// most of a step. Already a different order from LinearStep's (hot entries first), so the
+// split loop's results differ from the plain loop's in the last bits anyway.
+template <typename Hot>
+inline float SplitMargin(const SplitRows& rows, std::size_t r, Hot local, Params w, std::size_t num_params) {
+  const std::uint64_t first = rows.begin[r];
+  const std::uint64_t split = first + rows.hot[r];
+  const std::uint64_t last = rows.begin[r + 1];
+  const std::uint32_t* index = rows.index.data();
+  const float* value = rows.value.data();
+  float m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+  std::uint64_t e = first;
+  for (; e + 4 <= split; e += 4) {
+    m0 += HotLoad(local, index[e]) * value[e];
+    m1 += HotLoad(local, index[e + 1]) * value[e + 1];
+    m2 += HotLoad(local, index[e + 2]) * value[e + 2];
+    m3 += HotLoad(local, index[e + 3]) * value[e + 3];
+  }
+  for (; e < split; ++e) m0 += HotLoad(local, index[e]) * value[e];
+  for (; e < last; ++e) {
+    const std::uint32_t u = index[e];
+    if (u < num_params) m1 += w.Load(u) * value[e];
+  }
+  return (m0 + m1) + (m2 + m3);
+}
+
+// The proximal step of split row r, `step` = eta * loss derivative: hot entries on `local`
+// (shrunk by hot_shrink, per slot), cold ones on the shared model w (shrink, per coordinate).
+template <typename Hot>
+inline void SplitApply(const SplitRows& rows, std::size_t r, float step, Hot local, const float* hot_shrink,
+                       Params w, const float* shrink, std::size_t num_params) {
+  const std::uint64_t first = rows.begin[r];
+  const std::uint64_t split = first + rows.hot[r];
+  const std::uint64_t last = rows.begin[r + 1];
+  const std::uint32_t* index = rows.index.data();
+  const float* value = rows.value.data();
+  for (std::uint64_t k = first; k < split; ++k) {
+    const std::uint32_t s = index[k];
+    HotStore(local, s, (HotLoad(local, s) - step * value[k]) * hot_shrink[s]);
+  }
+  for (std::uint64_t k = split; k < last; ++k) {
+    const std::uint32_t u = index[k];
+    if (u < num_params) w.Store(u, (w.Load(u) - step * value[k]) * shrink[u]);
+  }
+}
+
 // LinearStep (linear_step.h) on a split row: hot entries on the worker's copy, cold ones on the
 // shared model.
 template <typename Loss>
 inline void SplitLinearStep(const LinearModel<Loss>& model, Params w, HotCopy& copy,
                             const SplitRows& rows, std::size_t r, float eta, const float* shrink,
                             std::size_t num_params) {
-  const float label = rows.label[r];
-  const std::uint64_t first = rows.begin[r];
-  const std::uint64_t split = first + rows.hot[r];
-  const std::uint64_t last = rows.begin[r + 1];
-  const std::uint32_t* index = rows.index.data();
-  const float* value = rows.value.data();
   float* local = copy.local.data();
-  const float* hot_shrink = copy.shrink.data();
-  // The margin in four partial sums, (m0 + m1) + (m2 + m3): one running sum makes every
-  // product wait for the previous add, and on a9a (~11 hot and ~3 cold entries per row) that
-  // chain of adds is most of a step. Already a different order from LinearStep's (hot entries
-  // first), so the split loop's results differ from the plain loop's in the last bits anyway.
-  float m0 = 0, m1 = 0, m2 = 0, m3 = 0;
-  std::uint64_t e = first;
-  for (; e + 4 <= split; e += 4) {
-    m0 += local[index[e]] * value[e];
-    m1 += local[index[e + 1]] * value[e + 1];
-    m2 += local[index[e + 2]] * value[e + 2];
-    m3 += local[index[e + 3]] * value[e + 3];
-  }
-  for (; e < split; ++e) m0 += local[index[e]] * value[e];
-  for (; e < last; ++e) {
-    const std::uint32_t u = index[e];
-    if (u < num_params) m1 += w.Load(u) * value[e];
-  }
-  const float margin = (m0 + m1) + (m2 + m3);
-  const float step = eta * model.Derivative(margin, label);
-  for (std::uint64_t k = first; k < split; ++k) {
-    const std::uint32_t s = index[k];
-    local[s] = (local[s] - step * value[k]) * hot_shrink[s];
-  }
-  for (std::uint64_t k = split; k < last; ++k) {
-    const std::uint32_t u = index[k];
-    if (u < num_params) w.Store(u, (w.Load(u) - step * value[k]) * shrink[u]);
-  }
+  const float margin = SplitMargin(rows, r, local, w, num_params);
+  const float step = eta * model.Derivative(margin, rows.label[r]);
+  SplitApply(rows, r, step, local, copy.shrink.data(), w, shrink, num_params);
 }
 
 }  // namespace corral::internal
