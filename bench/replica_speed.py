@@ -20,9 +20,10 @@ hardware speed).
    --before BINARY (e.g. a build of main) local runs with that binary too, in the same loop.
    Bytes moved (MB, all directed edges) per row.
 5. dcd and ecd, local steps (--only lagged): the Zipf set as in 1, hogwild against dcd and
-   ecd at --gossip-every 8, 64, 512, 4096 (or --periods) and at auto (and ecd with
-   --compress none at the largest period: the lag without the codec). A run that diverges is
-   reported as failed.
+   ecd at --gossip-every 8, 64, 512, 4096 (or --periods; --periods "" for the automatic
+   period alone) and at auto (and ecd with --compress none at the largest period: the lag
+   without the codec). A run that diverges is reported as failed. An automatic K that moved
+   shows as "final (least-most)".
 6. Cheap rounds (--only rounds): a9a, hogwild against dpsgd --gossip-every 1 (a round per
    step: what a round costs), and the Zipf set, hogwild against adpsgd at 1 and 2 threads
    (adpsgd's step against hogwild's, with the hot head). With --before BINARY each row runs
@@ -84,7 +85,7 @@ def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
     base = last[base_label][0]
     quality = "acc" if accuracy else "objective"
     print(f"  {'mode':<30} {'samples/s':>10} (min-max) {'vs ' + base_label:>12} {quality:>10} "
-          f"{'pts' if accuracy else 'obj ratio':>9} {'K':>6} {'share':>6} {'MB sent':>9}   "
+          f"{'pts' if accuracy else 'obj ratio':>9} {'K':>14} {'share':>6} {'MB sent':>9}   "
           + " ".join(f"{p:>7}" for p in PHASES) + " (us per round)")
     for label, _, _ in modes:
         if last[label] is None or not speeds[label]:
@@ -93,6 +94,8 @@ def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
         summary, epochs = last[label]
         speed = statistics.median(speeds[label])
         k = summary.get("gossip_every", "")
+        if "gossip_every_range" in summary:  # an automatic K that moved: final (least-most)
+            k = f"{k} ({summary['gossip_every_range']})"
         share = summary.get("gossip_share")
         if accuracy:
             q, rel = summary["test_acc"], 100 * (summary["test_acc"] - base["test_acc"])
@@ -104,7 +107,7 @@ def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
                          else f"{'':>7}" for p in PHASES)
         lo, hi = min(speeds[label]) / 1e6, max(speeds[label]) / 1e6
         print(f"  {label:<30} {speed / 1e6:>9.4f}M ({lo:.3g}-{hi:.3g}) {speed / base_speed:>12.3f} {cols} "
-              f"{k!s:>6} {'' if share is None else f'{100 * share:5.1f}%':>6} "
+              f"{k!s:>14} {'' if share is None else f'{100 * share:5.1f}%':>6} "
               f"{summary.get('bytes_sent', 0) / 1e6:>9.1f}   {split}")
 
 

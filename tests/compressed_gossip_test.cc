@@ -115,11 +115,10 @@ TEST_P(DcdLocalReplicas, AreBitIdenticalToTheirOwnersAfterEveryRound) {
   EXPECT_EQ(r.bytes_sent, 6u * 2u * 4u * 2u * wire);
 }
 
-// DCD at its defaults takes local steps with an automatic period capped at 8 steps (the epoch
-// alone would allow 23: 1,500 rows per worker in batches of 4, 16 rounds per epoch),
-// keeps its copies exact at every epoch end (mid-period: the public replicas, not the working
-// models) and converges.
-TEST(DcdAutoPeriod, StaysAtMostEightStepsWithExactCopies) {
+// DCD at its defaults takes local steps with an automatic period (the first epoch at most 8
+// steps, the drift rule's start), keeps its copies exact at every epoch end (mid-period: the
+// public replicas, not the working models) and converges.
+TEST(DcdAutoPeriod, KeepsExactCopiesAndConverges) {
   const SyntheticSplit data = testing::SmallProblem();
   const LogisticModel model(data.train, kL2);
   const TrainConfig config{.algorithm = Algorithm::kDcd, .threads = 2, .epochs = 4, .batch = 4,
@@ -130,12 +129,52 @@ TEST(DcdAutoPeriod, StaysAtMostEightStepsWithExactCopies) {
   const TrainResult r = RunWith<CheckedDcd>(model, data.train, config);
   EXPECT_EQ(CheckedDcd::checks, 4);
   EXPECT_EQ(CheckedDcd::mismatches, 0);
-  for (const EvalPoint& p : r.history) {
-    ASSERT_TRUE(p.gossip_every.has_value());
-    EXPECT_GE(*p.gossip_every, 1u);
-    EXPECT_LE(*p.gossip_every, 8u);
-  }
+  ASSERT_TRUE(r.history.front().gossip_every.has_value());
+  EXPECT_GE(*r.history.front().gossip_every, 1u);
+  EXPECT_LE(*r.history.front().gossip_every, internal::DriftRule::kStart);
   EXPECT_LT(r.history.back().objective, 1.05 * SmallProblemOptimum());
+}
+
+// examples/dcd_ring.cc's problem (a ring of 4, batch 8, qsgd:8, lr 4), where the replicas'
+// drift jumps past K = 8 (K = 16 raised the first epoch's objective 13%, docs/algorithms.md):
+// the automatic K stays at most 8 in every epoch and each epoch's objective stays within 1%
+// of a run at K = 4 (within 0.05% of the paper's K = 1 on this problem, docs/algorithms.md; 4x
+// fewer rounds to wait for on a loaded machine). The cost rule alone asks for the epoch's cap
+// here (K = 31: a round of 500 floats costs more than 19 steps of 8 rows of 10 features on any
+// machine), which raised the first epochs' objective 13-22%.
+TEST(DcdAutoPeriod, StaysSmallWhereTheDriftJumps) {
+  const SyntheticSplit data = MakeSyntheticClassification(
+      {.rows = 16'000, .features = 500, .nnz_per_row = 10, .seed = 11}, 4'000);
+  TrainConfig config{.algorithm = Algorithm::kDcd, .threads = 4, .epochs = 3, .batch = 8,
+                     .lr = 4.0f, .compress = "qsgd:8", .topology = "ring"};
+  const TrainResult automatic = Train(data.train, nullptr, config);
+  config.gossip_every = 4;
+  const TrainResult paper = Train(data.train, nullptr, config);
+  ASSERT_EQ(automatic.history.size(), paper.history.size());
+  for (std::size_t e = 0; e < paper.history.size(); ++e) {
+    EXPECT_LE(automatic.history[e].gossip_every.value_or(0), 8u) << "epoch " << e + 1;
+    EXPECT_NEAR(automatic.history[e].objective, paper.history[e].objective, 0.01 * paper.history[e].objective)
+        << "epoch " << e + 1;
+  }
+}
+
+// A sparse problem whose replicas barely drift apart (2 workers, lr 0.1, 4,000 features): the
+// drift rule lets the automatic K grow past its start of 8 after the first epoch, and the run
+// ends within 1% of K = 8's objective. The cost rule asks for more than 8 on any machine here
+// (a round mixes 4,000 floats, a step touches 10).
+TEST(DcdAutoPeriod, GrowsWhereTheDriftStaysSmall) {
+  const SyntheticSplit data = MakeSyntheticClassification(
+      {.rows = 8'000, .features = 4'000, .nnz_per_row = 10, .seed = 3}, 100);
+  TrainConfig config{.algorithm = Algorithm::kDcd, .threads = 2, .epochs = 3, .batch = 1, .lr = 0.1f,
+                     .compress = "qsgd:8", .topology = "ring"};
+  const TrainResult automatic = Train(data.train, nullptr, config);
+  config.gossip_every = 8;
+  const TrainResult fixed = Train(data.train, nullptr, config);
+  ASSERT_EQ(automatic.history.size(), 3u);
+  EXPECT_LE(automatic.history.front().gossip_every.value_or(0), 8u);
+  EXPECT_GT(automatic.history.back().gossip_every.value_or(0), 8u);
+  EXPECT_NEAR(automatic.history.back().objective, fixed.history.back().objective,
+              0.01 * fixed.history.back().objective);
 }
 
 // ECD checking, between epochs, how far each estimate yh_j (neighbours' and its own) is from

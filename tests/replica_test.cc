@@ -166,7 +166,6 @@ TEST(GossipPeriod, AimsAtFivePercentWithAHysteresisBand) {
   EXPECT_EQ(open.ForCosts(1.0, 0.3), 64u);     // ceil(63.3)
   EXPECT_EQ(open.ForCosts(1.0, 1e-6), 1000u);  // the epoch's cap
   EXPECT_EQ(open.ForCosts(1e-3, 1.0), 1u);
-  EXPECT_EQ(GossipPeriod(kGossipEveryAuto, 16'000, 8).ForCosts(1.0, 0.7), 8u);  // dcd's limit
 
   GossipPeriod period(kGossipEveryAuto, 16'000);
   // Two workers calibrated: the slowest round plus the hand-off (2.5 s) and the mean step
@@ -196,6 +195,73 @@ TEST(GossipPeriod, AimsAtFivePercentWithAHysteresisBand) {
   GossipPeriod fixed(4, 16'000);
   EXPECT_FALSE(fixed.Measure(above));
   EXPECT_EQ(fixed.every(), 4u);
+}
+
+// dcd's and ecd's drift rule (DriftRule) as a pure function of each epoch's K and drift, with
+// the drifts measured on the Zipf set (flat, ~0.5) and on examples/dcd_ring.cc's problem (~1 at
+// K = 8, 3.4 at 16): the limit grows 64-fold from an epoch at the limit whose drift stayed
+// small, holds where it is moderate, and falls back when it jumps, never returning there.
+TEST(DriftRule, GrowsWhileTheDriftStaysSmall) {
+  using internal::DriftRule;
+  DriftRule rule;
+  EXPECT_EQ(rule.limit(), 8u);
+  rule.Next(4, 0.5);  // the cost rule's K was below the limit: no basis to grow
+  EXPECT_EQ(rule.limit(), 8u);
+  rule.Next(8, 0.5);
+  EXPECT_EQ(rule.limit(), 512u);
+  rule.Next(512, 0.54);
+  EXPECT_EQ(rule.limit(), 32'768u);
+  EXPECT_DOUBLE_EQ(DriftRule::Of(1.0, 2.0), 0.5);
+  EXPECT_EQ(DriftRule::Of(0, 0), 0.0);
+  EXPECT_EQ(DriftRule::Of(1.0, 0), std::numeric_limits<double>::infinity());
+}
+
+TEST(DriftRule, HoldsWhereTheDriftIsModerateAndFallsBackWhereItJumps) {
+  using internal::DriftRule;
+  DriftRule ring;
+  ring.Next(8, 1.68);  // dcd_ring at K = 8: moderate, the limit holds
+  ring.Next(8, 0.87);
+  EXPECT_EQ(ring.limit(), 8u);
+  DriftRule rule;
+  rule.Next(8, 0.5);
+  EXPECT_EQ(rule.limit(), 512u);
+  rule.Next(512, 3.4);  // jumped: back to the last good K, 512 is a ceiling
+  EXPECT_EQ(rule.limit(), 8u);
+  rule.Next(8, 0.5);  // grows again, but stays below the ceiling
+  EXPECT_EQ(rule.limit(), 256u);
+  rule.Next(256, std::numeric_limits<double>::infinity());  // a NaN/Inf drift is a jump too
+  EXPECT_EQ(rule.limit(), 8u);
+  rule.Next(8, 0.5);
+  EXPECT_EQ(rule.limit(), 128u);
+  DriftRule fresh;
+  fresh.Next(8, 2.5);  // no good K yet: half
+  EXPECT_EQ(fresh.limit(), 4u);
+  fresh.Next(4, 0.1);
+  EXPECT_EQ(fresh.limit(), 4u);  // 2 x 4 is not below the ceiling 8
+}
+
+// The drift rule inside the automatic period: the cost rule asks for 1,000 (the cap), the
+// first epoch runs at the drift rule's start, later epochs at what both allow.
+TEST(GossipPeriod, WatchingDriftTakesTheLesserOfTheCostAndDriftLimits) {
+  using internal::GossipPeriod;
+  using internal::RoundTimes;
+  GossipPeriod period(kGossipEveryAuto, 16'000);  // cap 1,000
+  period.WatchDrift();
+  const RoundTimes calibrated[] = {{.calib_round_s = 1.0, .calib_step_s = 1e-6}};
+  period.Start(calibrated);
+  EXPECT_EQ(period.every(), 8u);
+  // Rounds of 1 s and steps of 1 ms: the cost rule asks for 19,000, capped at 1,000.
+  const RoundTimes epoch[] = {{.round_s = 10, .epoch_s = 20, .rounds = 10, .steps = 10'000}};
+  EXPECT_TRUE(period.Measure(epoch, 0.5));
+  EXPECT_EQ(period.every(), 512u);
+  EXPECT_TRUE(period.Measure(epoch, 0.5));
+  EXPECT_EQ(period.every(), 1000u);  // the cost rule's cap
+  EXPECT_TRUE(period.Measure(epoch, 3.0));
+  EXPECT_EQ(period.every(), 512u);
+  GossipPeriod fixed(16, 16'000);  // a fixed K never moves
+  fixed.WatchDrift();
+  EXPECT_FALSE(fixed.Measure(epoch, 3.0));
+  EXPECT_EQ(fixed.every(), 16u);
 }
 
 // local's rounds priced by what they carry (GossipPeriod::ForRoundCost): c(K) = c0 + c1 min(r K,
@@ -254,8 +320,7 @@ TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
   EXPECT_TRUE(dense.Measure(all_dense));
   EXPECT_EQ(dense.every(), 176u);  // c = 2, s = 160 / 740: ceil(175.75)
 
-  const GossipPeriod local(kGossipEveryAuto, 16'000, std::numeric_limits<std::uint64_t>::max(),
-                           GossipPeriod::kLocalMinRoundsPerEpoch);
+  const GossipPeriod local(kGossipEveryAuto, 16'000, GossipPeriod::kLocalMinRoundsPerEpoch);
   EXPECT_EQ(local.ForCosts(1.0, 1e-6), 4'000u);  // an epoch's steps / 4
 }
 

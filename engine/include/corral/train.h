@@ -212,7 +212,8 @@ struct TrainConfig {
 };
 
 // The compressor spec a run of `config` uses: config.compress, or when it is empty the
-// algorithm's default (qsgd:8 for qsgd, dcd, ecd, choco; none otherwise).
+// algorithm's default (qsgd:8 for qsgd, dcd, ecd, choco; ecd with local steps, any
+// gossip_every but 1: qsgd:16; none otherwise).
 std::string ResolvedCompress(const TrainConfig& config);
 
 // The step size every worker of every mode uses in epoch `epoch` (0-based, counted from the

@@ -18,9 +18,9 @@
 //    in the whole epoch, per worker), when the share left the band [kLow, kHigh] (hysteresis:
 //    a share that drifts inside the band keeps K, so K does not flap with timing noise).
 // K never exceeds an epoch's steps / kMinRoundsPerEpoch (local: kLocalMinRoundsPerEpoch), so
-// the replicas still meet a few times per epoch, nor a mode's own limit (dcd, ecd:
-// kCompressedMaxAutoEvery in round_replicas.h). An automatic K makes results depend on timing: tests that compare
-// parameters bit for bit set K explicitly.
+// the replicas still meet a few times per epoch, nor, for dcd and ecd, the drift rule's limit
+// (DriftRule below: WatchDrift). An automatic K makes results depend on timing: tests that
+// compare parameters bit for bit set K explicitly.
 //
 // Why 5% (and the band [2.5%, 10%] around it). With a target of 10% and the band [4%, 20%]
 // the share settled at 10-18% on Fashion-MNIST's MLP (dpsgd, 2 threads: K 96-117), a loss of
@@ -40,6 +40,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 
 namespace corral::internal {
@@ -66,6 +67,68 @@ struct RoundTimes {
   // coordinates the rounds' messages carried this epoch, a dense message counting as the
   // sparse form's most (GossipPeriod::PriceChanges); 0 for the other modes.
   std::uint64_t changed = 0;
+  // dcd and ecd with local steps (DriftRule): over the epoch's rounds, sum |pull|^2 and
+  // |own|^2, pull = sum_j W_ij x_j - x_i the mix's pull towards the neighbours and own = y_i -
+  // x_i the worker's own change over the K steps since its last round.
+  double pull_sq = 0;
+  double own_sq = 0;
+};
+
+// dcd's and ecd's limit on an automatic K, from the drift of the replicas (a pure function of
+// the measurements: every rank feeds it the same gathered sums and decides the same limit).
+// With local steps a worker's own K steps enter its round unmixed and its neighbours' arrive
+// one round later (compressed_gossip.h). On some problems that lag is harmless up to K in the
+// thousands (the Zipf set), on others it turns unstable between K = 8 and 16
+// (examples/dcd_ring.cc), and no fixed cap serves both. What tells them apart is the drift
+//   drift = sum |pull|^2 / sum |own|^2 over an epoch's rounds and workers,
+// pull = sum_j W_ij x_j - x_i (the mix's pull towards the neighbours' public replicas) and own
+// = y_i - x_i (the worker's change over its K local steps), both at hand in the round's mix
+// (no extra pass). While the lag is harmless the neighbours are about one round's change
+// apart and the drift stays flat in K (Zipf set, 2 workers: 0.40-0.54 at K = 64, 512, 4096);
+// once it amplifies, the pull outgrows the change (dcd_ring, ring of 4: 0.99-1.06 at K = 4,
+// 0.87-1.68 at 8, 2.9-4.0 at 16). After each epoch the rule
+//  - grows the limit 64-fold (by doublings, staying below any K that jumped before) when the
+//    epoch ran at the limit with a drift of at most kGrow;
+//  - shrinks it to the last K whose epoch did not jump (half its own without one) when the
+//    drift exceeds kBound, and remembers that K as a ceiling never reached again;
+//  - holds it in between.
+// Between epochs only: the workers of a round must take their rounds at the same steps.
+class DriftRule {
+ public:
+  static constexpr std::uint64_t kStart = 8;
+  static constexpr double kGrow = 0.75;
+  static constexpr double kBound = 2;
+  static constexpr std::uint64_t kMaxGrowth = 64;
+
+  DriftRule() = default;
+  explicit DriftRule(std::uint64_t start) : limit_(std::max<std::uint64_t>(1, start)) {}  // no history
+
+  std::uint64_t limit() const { return limit_; }
+
+  // The drift from an epoch's sums (0 when nothing moved, infinite when only the pull did).
+  static double Of(double pull_sq, double own_sq) {
+    if (!(pull_sq > 0)) return pull_sq == 0 ? 0 : std::numeric_limits<double>::infinity();
+    return own_sq > 0 ? pull_sq / own_sq : std::numeric_limits<double>::infinity();
+  }
+
+  // After an epoch that ran K = `every` with `drift` (Of): the next epoch's limit.
+  void Next(std::uint64_t every, double drift) {
+    if (!(drift <= kBound)) {
+      ceiling_ = std::min(ceiling_, every);
+      limit_ = good_ > 0 && good_ < every ? good_ : std::max<std::uint64_t>(1, every / 2);
+      return;
+    }
+    good_ = every;
+    if (every < limit_ || drift > kGrow) return;
+    std::uint64_t grown = every;
+    while (grown < every * kMaxGrowth && 2 * grown < ceiling_) grown *= 2;
+    limit_ = std::max(limit_, grown);
+  }
+
+ private:
+  std::uint64_t limit_ = kStart;
+  std::uint64_t ceiling_ = std::numeric_limits<std::uint64_t>::max();  // the least K that jumped
+  std::uint64_t good_ = 0;  // the last K whose epoch did not jump
 };
 
 class GossipPeriod {
@@ -86,18 +149,22 @@ class GossipPeriod {
   // on a9a (2 workers, ring): a round of 123 floats took about 2 us against a 0.1 us mix.
   static constexpr double kRoundLatencyS = 2e-6;
 
-  // `configured`: TrainConfig::gossip_every (>= 1 fixed, kGossipEveryAuto); `max_auto`: the
-  // largest K the mode allows an automatic period to pick (dcd's and ecd's, round_replicas.h),
-  // below the epoch's cap; `min_rounds`: the rounds per epoch an automatic K keeps at least
-  // (kMinRoundsPerEpoch; local: kLocalMinRoundsPerEpoch). A fixed K is never capped.
+  // `configured`: TrainConfig::gossip_every (>= 1 fixed, kGossipEveryAuto); `min_rounds`: the
+  // rounds per epoch an automatic K keeps at least (kMinRoundsPerEpoch; local:
+  // kLocalMinRoundsPerEpoch). A fixed K is never capped.
   GossipPeriod() = default;  // fixed, every step
-  GossipPeriod(int configured, std::uint64_t steps_per_epoch,
-               std::uint64_t max_auto = std::numeric_limits<std::uint64_t>::max(),
-               std::uint64_t min_rounds = kMinRoundsPerEpoch)
+  GossipPeriod(int configured, std::uint64_t steps_per_epoch, std::uint64_t min_rounds = kMinRoundsPerEpoch)
       : automatic_(configured < 1),
         every_(configured >= 1 ? static_cast<std::uint64_t>(configured) : 1),
-        cap_(std::clamp<std::uint64_t>(steps_per_epoch / std::max<std::uint64_t>(1, min_rounds), 1,
-                                       std::max<std::uint64_t>(1, max_auto))) {}
+        cost_(every_),
+        cap_(std::max<std::uint64_t>(1, steps_per_epoch / std::max<std::uint64_t>(1, min_rounds))) {}
+
+  // dcd, ecd: an automatic K is also at most the drift rule's limit (DriftRule), which Measure
+  // moves from each epoch's drift.
+  void WatchDrift() {
+    if (automatic_) drift_.emplace();
+  }
+  bool watches_drift() const { return drift_.has_value(); }
 
   bool automatic() const { return automatic_; }
   std::uint64_t every() const { return every_; }
@@ -125,7 +192,7 @@ class GossipPeriod {
   // lands where rounds are dense, as before; the sparse rounds' gain there is bytes. With
   // c1 = 0 this is the constant-cost rule ceil(c0 / (tau s)) every mode uses.
   std::uint64_t ForRoundCost(double c0, double c1, double r, double s) const {
-    if (!(s > 0) || !(c0 >= 0) || !(c0 + c1 > 0)) return every_;
+    if (!(s > 0) || !(c0 >= 0) || !(c0 + c1 > 0)) return cost_;
     // Both sides times (1 - t), so that c1 = 0 is the constant-cost rule's own expression.
     const double room = kTargetShare * s - (1 - kTargetShare) * c1 * r;  // tau s - c1 r, scaled
     double k = std::numeric_limits<double>::infinity();
@@ -153,18 +220,34 @@ class GossipPeriod {
       round = std::max(round, t.calib_round_s);
       step += t.calib_step_s / static_cast<double>(workers.size());
     }
-    every_ = ForCosts(round + kRoundLatencyS, step);
+    cost_ = ForCosts(round + kRoundLatencyS, step);
+    every_ = Limited();
   }
 
   // A resumed run (workers parked): an automatic K continues from the saved run's, so that
   // it gossips at the steps the uninterrupted run would have; a fixed K stays as configured.
+  // The drift rule restarts at the saved K (its history is not saved).
   void Resume(std::uint64_t saved_every) {
-    if (automatic_) every_ = std::clamp<std::uint64_t>(saved_every, 1, cap_);
+    if (!automatic_) return;
+    every_ = cost_ = std::clamp<std::uint64_t>(saved_every, 1, cap_);
+    if (drift_) drift_.emplace(every_);  // the limit starts at the saved K
   }
 
-  // After an epoch: the measured share, and a new K when it left the band. Returns true when
-  // K changed.
-  bool Measure(std::span<const RoundTimes> workers) {
+  // After an epoch: the measured share, and a new K when it left the band or (WatchDrift) the
+  // drift rule moved its limit, from the epoch's `drift` (DriftRule::Of; ignored otherwise).
+  // Returns true when K changed.
+  bool Measure(std::span<const RoundTimes> workers, double drift = 0) {
+    const std::uint64_t before = every_;
+    if (drift_ && automatic_) drift_->Next(every_, drift);
+    MeasureCost(workers);
+    if (automatic_) every_ = Limited();
+    return every_ != before;
+  }
+
+ private:
+  // The cost rule's part of Measure: the share, and cost_ from the epoch's times when the share
+  // left the band.
+  void MeasureCost(std::span<const RoundTimes> workers) {
     double round = 0, total = 0, rounds = 0, steps = 0, work = 0, changed = 0;
     for (const RoundTimes& t : workers) {
       round += t.round_s;
@@ -174,10 +257,10 @@ class GossipPeriod {
       work += t.encode_s + t.decode_s + t.mix_s;
       changed += static_cast<double>(t.changed);
     }
-    if (!(total > 0)) return false;
+    if (!(total > 0)) return;
     share_ = round / total;
-    if (!automatic_ || rounds == 0 || steps == 0) return false;
-    if (share_ >= kLow && share_ <= kHigh) return false;
+    if (!automatic_ || rounds == 0 || steps == 0) return;
+    if (share_ >= kLow && share_ <= kHigh) return;
     const double step = (total - round) / steps;
     // Priced by changes (PriceChanges): c1 the work per carried coordinate, c0 the rest of a
     // round, r the changes per step at this epoch's K (the changes a round carried over the K
@@ -189,15 +272,19 @@ class GossipPeriod {
             ? ForRoundCost(std::max(0.0, round - work) / rounds, work / changed,
                            changed / (rounds * static_cast<double>(every_)), step)
             : ForCosts(round / rounds, step);
-    if (next == every_) return false;
-    every_ = next;
-    return true;
+    cost_ = next;
   }
 
- private:
+  // The cost rule's K under the drift rule's limit.
+  std::uint64_t Limited() const {
+    return std::clamp<std::uint64_t>(drift_ ? std::min(cost_, drift_->limit()) : cost_, 1, cap_);
+  }
+
   bool automatic_ = false;
   std::uint64_t every_ = 1;
+  std::uint64_t cost_ = 1;  // what the cost rule alone asks (every_ without the drift limit)
   std::uint64_t cap_ = 1;
+  std::optional<DriftRule> drift_;  // dcd, ecd (WatchDrift)
   std::uint64_t change_limit_ = 0;  // PriceChanges; 0: a round's cost does not depend on K
   double share_ = 0;
 };

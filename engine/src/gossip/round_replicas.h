@@ -183,9 +183,11 @@ class RoundReplicas {
   // of wall time its rounds took; an automatic period adapts for the next epoch.
   void MeasureRounds(EvalPoint& p) {
     p.gossip_every = period_.every();
+    used_.first = std::min(used_.first, period_.every());
+    used_.second = std::max(used_.second, period_.every());
     const std::vector<RoundTimes> times = Times();
     p.round_split = MeanRound(times);
-    if (period_.Measure(times)) SetPeriod();
+    if (period_.Measure(times, period_.watches_drift() ? DriftOf(times) : 0)) SetPeriod();
     p.gossip_share = period_.share();
     for (State& s : replicas_) {
       const RoundTimes calibration = s.times;
@@ -220,13 +222,13 @@ class RoundReplicas {
     }
     steps_per_epoch_ = StepsPerEpoch(plan.held.total, plan.workers, Batch());
     const Algorithm a = plan.config.algorithm;
-    // dcd's and ecd's automatic K is at most kCompressedMaxAutoEvery (see there); local's
-    // meets at least kLocalMinRoundsPerEpoch times.
-    const bool lagged = a == Algorithm::kDcd || a == Algorithm::kEcd;
+    // dcd's and ecd's automatic K is at most the drift rule's limit (DriftRule,
+    // gossip_period.h: their own steps enter a round unmixed); local's meets at least
+    // kLocalMinRoundsPerEpoch times.
     period_ = GossipPeriod(plan.config.gossip_every, steps_per_epoch_,
-                           lagged ? kCompressedMaxAutoEvery : std::numeric_limits<std::uint64_t>::max(),
                            a == Algorithm::kLocal ? GossipPeriod::kLocalMinRoundsPerEpoch
                                                   : GossipPeriod::kMinRoundsPerEpoch);
+    if (a == Algorithm::kDcd || a == Algorithm::kEcd) period_.WatchDrift();
     if (plan.live) tap_.Init(plan.threads, model.NumParams());
   }
 
@@ -363,6 +365,7 @@ class RoundReplicas {
     AddSetting(r, "topology", GossipTopologySpec(plan_.config));
     AddSetting(r, "gossip_every", static_cast<std::int64_t>(period_.every()));
     AddSetting(r, "gossip_auto", period_.automatic() ? std::string("yes") : std::string("no"));
+    if (used_.first < used_.second) AddSetting(r, "gossip_every_range", UsedRange());
     AddSetting(r, "link", plan_.config.link);
     AddSetting(r, "link_mode", plan_.config.link_mode);
   }
@@ -395,9 +398,10 @@ class RoundReplicas {
   // "round: compute .. us, encode .., wait .., decode .., mix .." (the last epoch's mean
   // round), and every directed edge's bytes into r.edge_bytes.
   void DescribeGossip(TrainResult& r, const EvalPoint& last) const {
+    std::string how;
+    if (period_.automatic()) how = used_.first < used_.second ? " (auto, " + UsedRange() + " over the run)" : " (auto)";
     AddSummaryLine(r, "gossip", Printf("every %llu steps%s, rounds %.1f%% of the time",
-                                       static_cast<unsigned long long>(period_.every()),
-                                       period_.automatic() ? " (auto)" : "",
+                                       static_cast<unsigned long long>(period_.every()), how.c_str(),
                                        100.0 * last.gossip_share.value_or(0)));
     if (last.round_split) {
       const RoundSplit& t = *last.round_split;
@@ -497,18 +501,18 @@ class RoundReplicas {
                                static_cast<double>(models);
   }
   static constexpr double kCrossCoreFactor = 2;
-  // DCD with local steps mixes the neighbours' replicas as they were at the last round and adds
-  // its own K steps' change unmixed (compressed_gossip.h): the workers' drifts meet only one
-  // round later, so consensus grows with K times the step size. On examples/dcd_ring.cc's
-  // problem (ring of 4, qsgd:8, batch 8, the searched lr 4) K = 8 kept consensus within 10x
-  // of K = 1 and the same objective per epoch, K = 16 raised the first epoch's objective by
-  // 13%, and the automatic period's cap there (K = 31) made it rise in the second epoch
-  // (0.54 -> 0.72), with or without compression (docs/algorithms.md). ECD with local steps
-  // has the same lag (its own change unmixed, the neighbours' estimates a round old) and takes
-  // the same cap. On the Zipf set dcd's objective stays within 1% of hogwild's up to K = 4096,
-  // where only K in the thousands pays for a dense round; a cap in K or in rounds per epoch
-  // cannot serve both problems (docs/algorithms.md, "dcd and ecd with local steps").
-  static constexpr std::uint64_t kCompressedMaxAutoEvery = 8;
+  // The drift of an epoch's rounds for dcd's and ecd's drift rule (DriftRule::Of): every
+  // worker's sums, of every rank (Times), added in worker order: every rank the same number.
+  static double DriftOf(std::span<const RoundTimes> times) {
+    double pull = 0, own = 0;
+    for (const RoundTimes& t : times) {
+      pull += t.pull_sq;
+      own += t.own_sq;
+    }
+    return DriftRule::Of(pull, own);
+  }
+  // "8-4096": the least and the most K the run's epochs used.
+  std::string UsedRange() const { return std::to_string(used_.first) + "-" + std::to_string(used_.second); }
 
   // The mean round of an epoch over all workers (nullopt when no round was taken).
   static std::optional<RoundSplit> MeanRound(std::span<const RoundTimes> times) {
@@ -562,6 +566,8 @@ class RoundReplicas {
   std::size_t max_degree_ = 0;
   std::size_t steps_per_epoch_ = 0;
   GossipPeriod period_;  // coordinator-only; workers read their copy `every`
+  // Coordinator-only: the least and the most K the epochs ran with.
+  std::pair<std::uint64_t, std::uint64_t> used_{std::numeric_limits<std::uint64_t>::max(), 0};
   ReplicaTap tap_;  // LiveModel snapshots; inactive (no copies) without one
 };
 

@@ -11,13 +11,14 @@
 //   dcd   x_i (== xh_i: the owner's copy of its own replica), xh_j per neighbour.
 //           x_half = sum_j W_ij xh_j - eta g_i(x_i); z = x_half - x_i; send Q(z);
 //           x_i += Q(z); on receipt xh_j += Q(z_j).
-//         With local steps (--gossip-every auto, the default, at most 8 steps; or K > 1) x_i
+//         With local steps (--gossip-every auto, the default, under the drift rule's limit:
+//         gossip_period.h DriftRule; or K > 1) x_i
 //         is the public replica (every xh of it equals it) and the worker steps a working
 //         model y_i between rounds (y_i = x_i after each round); a round's step is then
 //           x_half = sum_j W_ij xh_j + (y_i - x_i) - eta g_i(y_i),   z = x_half - x_i,
 //         so the compressed quantity is the change over the K steps and the mix. The own
 //         change enters unmixed (the neighbours' of these K steps arrive next round), which is
-//         why an automatic K is capped (kCompressedMaxAutoEvery, round_replicas.h). A round at K = 1
+//         why an automatic K watches the replicas' drift (DriftRule). A round at K = 1
 //         computes what the paper's form above computes; --gossip-every 1 runs that form.
 //   ecd   x_i, yh_i and yh_j per neighbour; round t = 1, 2, ...
 //           x_i(t+1) = sum_j W_ij yh_j(t) - eta g_i(x_i(t));
@@ -39,7 +40,8 @@
 //         at 4/omega rounds, K times as many steps as ECD at K = 1 reaches; counting steps
 //         (t += K) would reach it after 4/(omega K) rounds. The change a round carries is K
 //         steps' (plus the mix), so each message's noise is larger, over K times fewer rounds.
-//         --gossip-every 1 runs the form above unchanged.
+//         --gossip-every 1 runs the form above unchanged. With local steps ecd's default codec
+//         is qsgd:16 (ResolvedCompress, train.cc): qsgd:8's omega puts 4/omega within a run.
 //   choco x_i, xh_i and s_i = sum_j W_ij xh_j (so O(1) vectors, whatever the degree), in the
 //         order of the paper's CHOCO-SGD (Koloskova et al. 2019, Alg. 2; the s_i form is
 //         Koloskova et al. 2020, Alg. 1):
@@ -284,7 +286,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
   bool DcdLocalRound(State& self, int w, float eta) {
     MixingRow(this->topology_, w, self.round, self.pub.data(), self.hat_ptrs, self.sources);
     Mix(self.sources, self.mixed);
-    for (std::size_t u = 0; u < dim_; ++u) self.mixed[u] += self.x[u] - self.pub[u];
+    AddOwnChange(self);
     this->Descend(self, self.mixed, eta);  // x_half, with g_i taken at y_i
     for (std::size_t u = 0; u < dim_; ++u) self.z[u] = self.mixed[u] - self.pub[u];
     if (!EncodeAndExchange(self, w)) return false;
@@ -309,9 +311,7 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     std::vector<float>& x = local_steps_ ? self.pub : self.x;  // x_i(t)
     MixingRow(this->topology_, w, self.round, self.self_hat.data(), self.hat_ptrs, self.sources);
     Mix(self.sources, self.mixed);
-    if (local_steps_) {
-      for (std::size_t u = 0; u < dim_; ++u) self.mixed[u] += self.x[u] - self.pub[u];
-    }
+    if (local_steps_) AddOwnChange(self);
     this->Descend(self, self.mixed, eta);  // x_i(t+1), with g_i taken at y_i
     const auto half_t = static_cast<float>(t / 2);
     for (std::size_t u = 0; u < dim_; ++u) {
@@ -332,6 +332,22 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     if (local_steps_) std::copy(self.pub.begin(), self.pub.end(), self.x.begin());
     ++self.round;
     return true;
+  }
+
+  // With local steps: adds the working model's change since the last round, own = y_i - x_i, to
+  // the mix (self.mixed), and measures in the same pass the drift rule's sums (RoundTimes
+  // pull_sq, own_sq; DriftRule): pull = mix - x_i. mixed gets the same bits as without them.
+  void AddOwnChange(State& self) {
+    double pull_sq = 0, own_sq = 0;
+    for (std::size_t u = 0; u < dim_; ++u) {
+      const float own = self.x[u] - self.pub[u];
+      const double pull = static_cast<double>(self.mixed[u]) - self.pub[u];
+      pull_sq += pull * pull;
+      own_sq += static_cast<double>(own) * own;
+      self.mixed[u] += own;
+    }
+    self.times.pull_sq += pull_sq;
+    self.times.own_sq += own_sq;
   }
 
   // CHOCO-SGD's gossip (after the gradient step): q_i = Q(x_i - xh_i), memories, consensus.
