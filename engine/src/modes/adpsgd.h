@@ -185,10 +185,11 @@ class AdpsgdMode {
     if (!Hot()) return;
     for (int w = 0; w < plan_.threads; ++w) {
       State& self = workers_[w];
-      for (std::size_t s = 0; s < head_.coordinate.size(); ++s) self.x[head_.coordinate[s]] = self.hot.copy.local[s];
+      for (std::size_t s = 0; s < head_.coordinate.size(); ++s) {
+        self.x[head_.coordinate[s]] = self.hot.copy.local[s];
+      }
     }
   }
-
 
   // After an epoch (coordinator, workers parked): the largest period the workers averaged
   // with and the mean share of their wall time the averages took.
@@ -214,7 +215,8 @@ class AdpsgdMode {
       double sum = 0;
       for (int w = 0; w < plan_.threads; ++w) {
         // relaxed: W the holder of w's flag, R here without it (a live view, stale by design).
-        sum += std::atomic_ref<float>(const_cast<float&>(workers_[w].hot.copy.local[s])).load(std::memory_order_relaxed);
+        float& value = const_cast<float&>(workers_[w].hot.copy.local[s]);
+        sum += std::atomic_ref<float>(value).load(std::memory_order_relaxed);
       }
       out[head_.coordinate[s]] = static_cast<float>(sum / static_cast<double>(plan_.threads));
     }
@@ -362,7 +364,9 @@ class AdpsgdMode {
   // The hot values from the replica's hot coordinates. Owner in Setup, or the coordinator while
   // the workers are parked (after Setup, after a resume loaded x).
   void HotFromReplica(State& self) const {
-    for (std::size_t s = 0; s < head_.coordinate.size(); ++s) self.hot.copy.local[s] = self.x[head_.coordinate[s]];
+    for (std::size_t s = 0; s < head_.coordinate.size(); ++s) {
+      self.hot.copy.local[s] = self.x[head_.coordinate[s]];
+    }
   }
   // Worker w, holding its own flag: on every K-th step, an average with a neighbour (timed).
   void AverageIfDue(State& self, int w) {
@@ -389,7 +393,6 @@ class AdpsgdMode {
     self.epoch_share = self.period.share();
     self.times = RoundTimes{};
   }
-
 
   // The gradient at `at` for `rows`: in self.grad, or for a linear model at batch 1 as the row
   // and its loss derivative (linear_step.h: with Step, Gradient + ApplyStep bit for bit,

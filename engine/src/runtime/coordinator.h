@@ -685,10 +685,6 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
       }
     }
   };
-  // Where every worker of the run stands (this rank's `mine`, gathered in worker order).
-  const auto all_positions = [&](std::span<const std::uint64_t> mine) {
-    return GatherAll(cluster, mine);
-  };
   // --checkpoint-every: the state written while training, at epoch ends.
   const bool checkpoints = !config.checkpoint_path.empty() &&
                            (config.checkpoint_every > 0 || config.checkpoint_every_s > 0);
@@ -722,7 +718,8 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   EvaluateInto(model, std::span<const float>(snapshot), train, nullptr, cluster, start_point);
   const DivergenceGuard guard(start_point.objective);
   result.state.epochs_done = plan.first_epoch;
-  result.state.position = all_positions(plan.start);
+  // Where every worker of the run stands: each rank's, gathered in worker order.
+  result.state.position = GatherAll(cluster, std::span<const std::uint64_t>(plan.start));
   // An epoch's evaluation point `p` (its other fields set) of the model in `snapshot`: the
   // objective and the test and validation measures, the divergence check, the metrics line.
   const auto evaluate_point = [&](EvalPoint& p) {
@@ -797,7 +794,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
     if (!complete) {
       std::vector<std::uint64_t> mine;
       for (int w = 0; w < threads; ++w) mine.push_back(mode.Position(first + w));
-      result.state.position = all_positions(mine);
+      result.state.position = GatherAll(cluster, std::span<const std::uint64_t>(mine));
     }
     std::fill(epoch_start.begin(), epoch_start.end(), 0);
 
