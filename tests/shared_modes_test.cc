@@ -27,6 +27,7 @@ struct ModeCase {
   int bits = 8;
   int model_bits = 16;
   double tolerance = 0.01;  // reached objective <= optimum * (1 + tolerance)
+  int batch = 1;
 };
 
 std::string Name(const ::testing::TestParamInfo<ModeCase>& info) {
@@ -46,7 +47,8 @@ TEST_P(ModeConverges, ToTheFullBatchOptimum) {
   const double optimum = testing::OptimalObjective(data.train, 1e-2);
   const TrainResult r = Train(data.train, &data.test,
                               {.algorithm = c.algorithm, .l2 = 1e-2f, .threads = c.threads,
-                               .epochs = 30, .seed = 5, .bits = c.bits, .model_bits = c.model_bits});
+                               .epochs = 30, .batch = c.batch, .seed = 5, .bits = c.bits,
+                               .model_bits = c.model_bits});
   ASSERT_EQ(r.history.size(), 30u);
   const double reached = r.history.back().objective;
   EXPECT_GE(reached, optimum - 1e-6);
@@ -60,8 +62,9 @@ TEST_P(ModeConverges, ToTheFullBatchOptimum) {
 INSTANTIATE_TEST_SUITE_P(
     AllModes, ModeConverges,
     ::testing::Values(ModeCase{Algorithm::kHogwild, 3}, ModeCase{Algorithm::kLocked, 3},
-                      ModeCase{Algorithm::kSync, 1}, ModeCase{Algorithm::kSync, 3},
-                      ModeCase{Algorithm::kQsgd, 3},
+                      ModeCase{Algorithm::kSync, 1},
+                      ModeCase{.algorithm = Algorithm::kSync, .threads = 3, .batch = 8},
+                      ModeCase{.algorithm = Algorithm::kQsgd, .threads = 3, .batch = 8},
                       ModeCase{Algorithm::kBuckwild, 1, 16}, ModeCase{Algorithm::kBuckwild, 3, 16},
                       ModeCase{Algorithm::kBuckwild, 3, 8},
                       ModeCase{Algorithm::kBuckwild, 3, 8, 8, 0.05}),
@@ -197,9 +200,10 @@ INSTANTIATE_TEST_SUITE_P(Modes, Resume,
 // still ends bit for bit where the uninterrupted one does.
 void ExpectMidEpochResumeEqualsAnUninterruptedRun(Optimizer optimizer, const char* kept) {
   const SyntheticSplit data = MakeSyntheticClassification(
-      {.rows = 300'000, .features = 2000, .nnz_per_row = 10, .seed = 9}, 0);
+      {.rows = 300'000 / testing::kSanitizedScale, .features = 2000, .nnz_per_row = 10, .seed = 9}, 0);
   // Four copies of the rows (one for the mlp's slower steps): an epoch lasts long against the
-  // coordinator's 20 ms time checks.
+  // coordinator's 20 ms time checks (a sixteenth of the rows under the sanitizers, whose steps
+  // are slower by more than that).
   const bool mlp = optimizer == Optimizer::kMomentum;  // heavy ball steps the mlp only
   std::vector<std::size_t> copies((mlp ? 1 : 4) * data.train.rows());
   for (std::size_t i = 0; i < copies.size(); ++i) copies[i] = i % data.train.rows();
