@@ -200,25 +200,36 @@ INSTANTIATE_TEST_SUITE_P(Modes, Resume,
 // still ends bit for bit where the uninterrupted one does.
 void ExpectMidEpochResumeEqualsAnUninterruptedRun(Optimizer optimizer, const char* kept) {
   const SyntheticSplit data = MakeSyntheticClassification(
-      {.rows = 300'000 / testing::kSanitizedScale, .features = 2000, .nnz_per_row = 10, .seed = 9}, 0);
-  // Four copies of the rows (one for the mlp's slower steps): an epoch lasts long against the
-  // coordinator's 20 ms time checks (a sixteenth of the rows under the sanitizers, whose steps
-  // are slower by more than that).
-  const bool mlp = optimizer == Optimizer::kMomentum;  // heavy ball steps the mlp only
-  std::vector<std::size_t> copies((mlp ? 1 : 4) * data.train.rows());
-  for (std::size_t i = 0; i < copies.size(); ++i) copies[i] = i % data.train.rows();
-  const Dataset train = data.train.Gather(copies);
+      {.rows = 5'000, .features = 2000, .nnz_per_row = 10, .seed = 9}, 0);
   // --shuffle index: the limit must land among the steps, and --shuffle epoch spends the first
   // half or more of an epoch of these short rows on its copy. The resumed run below takes the
   // checkpoint with epoch, which visits the same samples in the same order.
   TrainConfig config{.l2 = 1e-4f, .threads = 1, .epochs = 2, .lr = 0.05f,
                      .shuffle = Shuffle::kIndex};
   config.optimizer = optimizer;
-  if (mlp) {  // a narrow one, in batches
+  if (optimizer == Optimizer::kMomentum) {  // heavy ball steps the mlp only: a narrow one, in batches
     config.model = ModelKind::kMlp;
     config.hidden = {2};
     config.batch = 32;
     config.lr = 0.01f;
+  }
+  // Copies of the rows enough for an epoch to last a tenth of a second in this build on this
+  // machine, five times the coordinator's 20 ms time checks. A step costs 3 to 100 times more
+  // under the sanitizers than in Release, and not in proportion to the rows (AddressSanitizer:
+  // 0.1 s an epoch at 320,000 rows, 21 s at 1.28 million), so the epoch is timed at the size
+  // it will run (a fixed 1.2 million rows took 10 minutes under ThreadSanitizer).
+  const auto copies_of_the_rows = [&](std::size_t copies) {
+    std::vector<std::size_t> rows(copies * data.train.rows());
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i % data.train.rows();
+    return data.train.Gather(rows);
+  };
+  TrainConfig probe = config;
+  probe.epochs = 1;
+  std::size_t copies = 1;
+  Dataset train = copies_of_the_rows(copies);
+  while (copies < 256 && Train(train, nullptr, probe).train_s < 0.1) {
+    copies *= 2;
+    train = copies_of_the_rows(copies);
   }
   const TrainResult whole = Train(train, nullptr, config);
 
@@ -233,7 +244,10 @@ void ExpectMidEpochResumeEqualsAnUninterruptedRun(Optimizer optimizer, const cha
   const SavedModel saved = LoadModel(path);
   ASSERT_TRUE(saved.training.has_value());
   EXPECT_EQ(saved.training->position, first.state.position);
-  EXPECT_GT(first.state.position.at(0), 0u) << "the limit should stop the run inside an epoch";
+  ASSERT_EQ(first.state.position.size(), 1u)
+      << "the limit should stop the run inside an epoch (" << copies << " copies of the rows, "
+      << whole.train_s << " s for the whole run)";
+  EXPECT_GT(first.state.position[0], 0u) << "the limit should stop the run inside an epoch";
   if (kept != nullptr) {
     EXPECT_TRUE(saved.training->mode.arrays.contains(kept)) << kept;
   }

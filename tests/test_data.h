@@ -1,7 +1,6 @@
 // Helpers shared by tests: small generated problems and the shared real datasets.
 #pragma once
 
-#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <cmath>
@@ -15,15 +14,6 @@
 #include <corral/synthetic.h>
 
 namespace corral::testing {
-
-// A build with AddressSanitizer or ThreadSanitizer (g++ defines these) steps 20 to 150 times
-// slower than Release. A test whose data is large only so that an epoch outlasts a clock check
-// (not because the size is what it tests) divides the size by kSanitizedScale there.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr std::size_t kSanitizedScale = 16;
-#else
-inline constexpr std::size_t kSanitizedScale = 1;
-#endif
 
 // The folder of real datasets (../shared/data beside the repository, or $CORRAL_DATA_DIR);
 // empty when absent, so tests that need it skip.

@@ -518,7 +518,9 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(Case{.name = "sync", .algorithm = Algorithm::kSync, .batch = 4},
                     Case{.name = "dpsgd", .algorithm = Algorithm::kDpsgd},
                     Case{.name = "local", .algorithm = Algorithm::kLocal, .gossip_every = 4},
-                    Case{.name = "choco", .algorithm = Algorithm::kChoco, .compress = "topk:0.1"}),
+                    Case{.name = "choco", .algorithm = Algorithm::kChoco, .compress = "topk:0.1"},
+                    Case{.name = "dcd", .algorithm = Algorithm::kDcd},
+                    Case{.name = "ecd_local_steps", .algorithm = Algorithm::kEcd, .gossip_every = 3}),
     CaseName);
 
 // hogwild++ keeps its state by group, not by worker: refused across ranks, on every rank alike.
@@ -534,6 +536,42 @@ TEST(CheckpointAcrossRanks, HogwildPPIsRefusedOnEveryRank) {
               std::string::npos)
         << e.what();
   }
+}
+
+// An entry of a worker beyond the run (only a damaged or edited file has one): one process's
+// resume refuses it as an entry the run does not keep; across ranks no rank loads that worker's
+// entries, and every rank must still refuse it, alike, rather than drop it.
+TEST(CheckpointAcrossRanks, AnEntryOfAWorkerBeyondTheRunIsRefusedOnEveryRank) {
+  const Case c{.name = "dpsgd_beyond", .algorithm = Algorithm::kDpsgd};
+  const std::string path = SharedPath("beyond.ckpt");
+  TrainConfig half = ConfigOf(c, 1);
+  half.epochs = 1;
+  half.checkpoint_path = path;
+  half.checkpoint_every = 1;
+  Train(Data(false).train, nullptr, half, {}, *the_cluster);
+  the_cluster->Barrier();
+  if (the_cluster->rank() == 0) {  // worker 1's replica copied to a worker 2 of a 2-worker run
+    SavedModel saved = LoadModel(path);
+    ASSERT_TRUE(saved.training.has_value());
+    auto& arrays = saved.training->mode.arrays;
+    ASSERT_TRUE(arrays.contains("x/1"));
+    arrays["x/2"] = arrays.at("x/1");
+    SaveModel(path, saved);
+  }
+  the_cluster->Barrier();
+  TrainConfig rest = ConfigOf(c, 1);
+  rest.resume_path = path;
+  try {
+    Train(Data(false).train, nullptr, rest, {}, *the_cluster);
+    ADD_FAILURE() << "rank " << the_cluster->rank() << " resumed a file with a third worker";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("it holds the array 'x/2', which this run does not keep"),
+              std::string::npos)
+        << e.what();
+  }
+  the_cluster->Barrier();
+  if (the_cluster->rank() == 0) std::remove(path.c_str());
 }
 
 }  // namespace

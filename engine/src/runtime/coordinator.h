@@ -366,10 +366,13 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
     TrainingState& s = *saved.training;
     // The file holds all the run's workers (across ranks too): this rank takes its own.
     CheckResumable(config.resume_path, s, config, plan.workers);
-    plan.mode_state = cluster.ranks() == 1
-                          ? std::move(s.mode)
-                          : WorkersOf(s.mode, static_cast<std::size_t>(plan.first_worker),
-                                      static_cast<std::size_t>(threads), 0);
+    if (cluster.ranks() == 1) {
+      plan.mode_state = std::move(s.mode);
+    } else {
+      CheckWorkersWithin(s.mode, static_cast<std::size_t>(plan.workers), config.resume_path);
+      plan.mode_state = WorkersOf(s.mode, static_cast<std::size_t>(plan.first_worker),
+                                  static_cast<std::size_t>(threads), 0);
+    }
     plan.lr = config.lr > 0 ? config.lr : s.lr;
     plan.initial = std::move(saved.params);
     plan.first_epoch = s.epochs_done;

@@ -30,6 +30,12 @@
 
 namespace corral::internal {
 
+// A checkpoint whose training state does not fit this run: kBadInput naming the file and `what`.
+[[noreturn]] inline void BadModeState(const std::string& path, const std::string& what) {
+  throw Error(ErrorCode::kBadInput, path + ": the checkpoint's training state does not fit this run: " +
+                                        what + " (a damaged file, or one from another version)");
+}
+
 class StateVisitor {
  public:
   static StateVisitor Saving(ModeState& out) { return StateVisitor(&out, nullptr, ""); }
@@ -126,10 +132,7 @@ class StateVisitor {
   [[noreturn]] void Missing(const std::string& name) const {
     Bad("it lacks '" + name + "', which this run keeps");
   }
-  [[noreturn]] void Bad(const std::string& what) const {
-    throw Error(ErrorCode::kBadInput, path_ + ": the checkpoint's training state does not fit this run: " +
-                                          what + " (a damaged file, or one from another version)");
-  }
+  [[noreturn]] void Bad(const std::string& what) const { BadModeState(path_, what); }
 
   ModeState* out_;
   const ModeState* in_;
@@ -180,6 +183,20 @@ inline ModeState WorkersOf(const ModeState& state, std::size_t first, std::size_
     if (const auto to_name = rename(name)) out.counters[*to_name] = value;
   }
   return out;
+}
+
+// Across ranks each rank loads only its workers' entries (WorkersOf), so no rank's Finish sees
+// an entry of a worker beyond the run's `workers`: refused here, on every rank alike, as Finish
+// refuses it in one process.
+inline void CheckWorkersWithin(const ModeState& state, std::size_t workers, const std::string& path) {
+  const auto check = [&](const std::string& name, const char* kind) {
+    if (const std::optional<WorkerEntry> e = WorkerOf(name); e && e->worker >= workers) {
+      BadModeState(path, std::string("it holds the ") + kind + " '" + name +
+                             "', which this run does not keep");
+    }
+  };
+  for (const auto& entry : state.arrays) check(entry.first, "array");
+  for (const auto& entry : state.counters) check(entry.first, "counter");
 }
 
 }  // namespace corral::internal
