@@ -214,10 +214,11 @@ void ExpectMidEpochResumeEqualsAnUninterruptedRun(Optimizer optimizer, const cha
     config.lr = 0.01f;
   }
   // Copies of the rows enough for an epoch to last a tenth of a second in this build on this
-  // machine, five times the coordinator's 20 ms time checks. A step costs 3 to 100 times more
-  // under the sanitizers than in Release, and not in proportion to the rows (AddressSanitizer:
-  // 0.1 s an epoch at 320,000 rows, 21 s at 1.28 million), so the epoch is timed at the size
-  // it will run (a fixed 1.2 million rows took 10 minutes under ThreadSanitizer).
+  // machine, five times the coordinator's 20 ms time checks. A step costs more under the
+  // sanitizers than in Release, by a factor that differs between them and is not in proportion
+  // to the rows (AddressSanitizer: 0.1 s an epoch at 320,000 rows, 21 s at 1.28 million), so the
+  // epoch is timed at the size it will run (the fixed sizes this replaced, 1.2 million rows and
+  // 300,000 for the mlp, took up to 10 minutes under ThreadSanitizer).
   const auto copies_of_the_rows = [&](std::size_t copies) {
     std::vector<std::size_t> rows(copies * data.train.rows());
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i % data.train.rows();
