@@ -23,7 +23,8 @@ hardware speed).
    ecd at --gossip-every 8, 64, 512, 4096 (or --periods; --periods "" for the automatic
    period alone) and at auto (and ecd with --compress none at the largest period: the lag
    without the codec). A run that diverges is reported as failed. An automatic K that moved
-   shows as "final (least-most)".
+   shows as "final (least-most)". With --before BINARY the automatic rows run with that binary
+   too, in the same loop.
 6. Cheap rounds (--only rounds): a9a, hogwild against dpsgd --gossip-every 1 (a round per
    step: what a round costs), and the Zipf set, hogwild against adpsgd at 1 and 2 threads
    (adpsgd's step against hogwild's, with the hot head). With --before BINARY each row runs
@@ -121,7 +122,7 @@ def main():
     parser.add_argument("--mlp-epochs", type=int, default=3)
     parser.add_argument("--only", choices=["zipf", "a9a", "mlp", "local", "lagged", "rounds"],
                         help="run one part only")
-    parser.add_argument("--before", help="local's and rounds' parts: a second corral binary to run with")
+    parser.add_argument("--before", help="local's, lagged's and rounds' parts: a second corral binary to run with")
     parser.add_argument("--periods", default="8,64,512,4096",
                         help="dcd's and ecd's part: the fixed --gossip-every values")
     args = parser.parse_args()
@@ -238,6 +239,8 @@ def lagged_part(args, common, tmp):
     for algo in ("dcd", "ecd"):
         rows += [(f"{algo} --gossip-every {k}", ["--algo", algo, "--gossip-every", k]) for k in periods]
         rows.append((f"{algo} (auto)", ["--algo", algo]))
+        if args.before:
+            rows.append((f"{algo} (auto, before)", ["--algo", algo], args.before))
     if periods:
         rows.append((f"ecd none --gossip-every {periods[-1]}",
                      ["--algo", "ecd", "--compress", "none", "--gossip-every", periods[-1]]))

@@ -23,6 +23,7 @@
 
 #include "engine/src/gossip/gossip_period.h"
 #include "engine/src/gossip/mixing.h"
+#include "engine/src/gossip/round_replicas.h"
 #include "engine/src/gossip/sparse_changes.h"
 #include "engine/src/modes/dpsgd.h"
 #include "logistic_oracle.h"
@@ -262,6 +263,83 @@ TEST(GossipPeriod, WatchingDriftTakesTheLesserOfTheCostAndDriftLimits) {
   fixed.WatchDrift();
   EXPECT_FALSE(fixed.Measure(epoch, 3.0));
   EXPECT_EQ(fixed.every(), 16u);
+}
+
+// Probes inside an epoch (GossipPeriod::Probe), from every worker's times over a window of
+// rounds: each window whose drift stays small grows K at most 8-fold while the drift limit
+// binds; the first window that does not grow K (a moderate drift holds, a jump falls back)
+// ends the probing. The windows' costs reprice the cost rule: a calibration that priced rounds
+// too cheap (K 95) does not stop the growth where the windows' dear rounds ask for the cap.
+TEST(GossipPeriod, ProbesGrowEightFoldUntilAWindowDoesNotGrow) {
+  using internal::GossipPeriod;
+  using internal::RoundTimes;
+  // Two workers' window of 8 rounds of 1 s after 8 steps of 1 us each, with drift `drift`.
+  const auto window = [](double drift) {
+    const RoundTimes one{.round_s = 8, .epoch_s = 8 + 64e-6, .rounds = 8, .steps = 64,
+                         .pull_sq = drift, .own_sq = 1};
+    return std::vector<RoundTimes>{one, one};
+  };
+  const RoundTimes dear_rounds[] = {{.calib_round_s = 1.0, .calib_step_s = 1e-6}};  // cost: the cap
+  GossipPeriod period(kGossipEveryAuto, 16'000);  // cap 1,000
+  period.WatchDrift();
+  period.Start(dear_rounds);
+  ASSERT_TRUE(period.DriftLimited());
+  EXPECT_TRUE(period.Probe(window(0.5)));
+  EXPECT_EQ(period.every(), 64u);
+  EXPECT_TRUE(period.Probe(window(0.5)));
+  EXPECT_EQ(period.every(), 512u);
+  EXPECT_FALSE(period.Probe(window(1.2)));  // moderate: holds, probing ends
+  EXPECT_EQ(period.every(), 512u);
+
+  GossipPeriod jumping(kGossipEveryAuto, 16'000);
+  jumping.WatchDrift();
+  jumping.Start(dear_rounds);
+  EXPECT_TRUE(jumping.Probe(window(0.5)));
+  EXPECT_FALSE(jumping.Probe(window(3.0)));  // jumped at 64: back to the last good K
+  EXPECT_EQ(jumping.every(), 8u);
+
+  const RoundTimes cheaper_rounds[] = {{.calib_round_s = 3e-6, .calib_step_s = 1e-6}};  // cost: 95
+  GossipPeriod repriced(kGossipEveryAuto, 16'000);
+  repriced.WatchDrift();
+  repriced.Start(cheaper_rounds);
+  EXPECT_TRUE(repriced.Probe(window(0.5)));
+  EXPECT_EQ(repriced.every(), 64u);
+  EXPECT_TRUE(repriced.Probe(window(0.5)));
+  EXPECT_EQ(repriced.every(), 512u);  // past the calibration's 95
+  EXPECT_FALSE(repriced.Probe(window(0.5)));
+  EXPECT_EQ(repriced.every(), 1000u);
+
+  GossipPeriod near_cap(kGossipEveryAuto, 320);  // cap 20
+  near_cap.WatchDrift();
+  near_cap.Start(dear_rounds);
+  EXPECT_FALSE(near_cap.Probe(window(0.5)));  // 8 -> the cap: the drift limit no longer binds
+  EXPECT_EQ(near_cap.every(), 20u);
+
+  const RoundTimes cheap_rounds[] = {{.calib_round_s = 1e-7, .calib_step_s = 1e-3}};  // cost: K = 1
+  GossipPeriod cheap(kGossipEveryAuto, 16'000);
+  cheap.WatchDrift();
+  cheap.Start(cheap_rounds);
+  EXPECT_LT(cheap.every(), 8u);
+  EXPECT_FALSE(cheap.DriftLimited());
+  EXPECT_FALSE(cheap.Probe(window(0.1)));  // the cost rule binds: no probe starts
+  GossipPeriod fixed(8, 16'000);
+  fixed.WatchDrift();
+  EXPECT_FALSE(fixed.DriftLimited());
+}
+
+// How many rounds until every worker sees what each recorded at the same round, through the
+// rounds' messages (KnowledgeLag): half a ring's length, one round on a complete graph, log2 n
+// rounds for the one-peer exponential graph whatever round it starts at, and nullopt past the
+// limit given.
+TEST(KnowledgeLag, IsTheRoundsAMessageChainTakesToReachEveryWorker) {
+  using internal::KnowledgeLag;
+  EXPECT_EQ(KnowledgeLag(MakeTopology("ring", 2), 64), 1u);
+  EXPECT_EQ(KnowledgeLag(MakeTopology("ring", 4), 64), 2u);
+  EXPECT_EQ(KnowledgeLag(MakeTopology("ring", 9), 64), 4u);
+  EXPECT_EQ(KnowledgeLag(MakeTopology("complete", 5), 64), 1u);
+  EXPECT_EQ(KnowledgeLag(MakeTopology("one-peer-exponential", 8), 64), 3u);
+  EXPECT_EQ(KnowledgeLag(MakeTopology("ring", 1), 64), 0u);
+  EXPECT_EQ(KnowledgeLag(MakeTopology("ring", 200), 64), std::nullopt);
 }
 
 // local's rounds priced by what they carry (GossipPeriod::ForRoundCost): c(K) = c0 + c1 min(r K,

@@ -17,7 +17,8 @@
 //  - after each epoch, from what the epoch measured (Measure: the wall time inside rounds and
 //    in the whole epoch, per worker), when the share left the band [kLow, kHigh] (hysteresis:
 //    a share that drifts inside the band keeps K, so K does not flap with timing noise).
-// K never exceeds an epoch's steps / kMinRoundsPerEpoch (local: kLocalMinRoundsPerEpoch), so
+// K never exceeds an epoch's steps / kMinRoundsPerEpoch (local: kLocalMinRoundsPerEpoch; dcd,
+// ecd: kDriftMinRoundsPerEpoch), so
 // the replicas still meet a few times per epoch, nor, for dcd and ecd, the drift rule's limit
 // (DriftRule below: WatchDrift). An automatic K makes results depend on timing: tests that
 // compare parameters bit for bit set K explicitly.
@@ -92,7 +93,9 @@ struct RoundTimes {
 //  - shrinks it to the last K whose epoch did not jump (half its own without one) when the
 //    drift exceeds kBound, and remembers that K as a ceiling never reached again;
 //  - holds it in between.
-// Between epochs only: the workers of a round must take their rounds at the same steps.
+// Between epochs, and inside an epoch by probes (GossipPeriod::Probe): the
+// workers of a round must take their rounds at the same steps, so every worker applies the
+// same rule to the same gathered sums at the same round.
 class DriftRule {
  public:
   static constexpr std::uint64_t kStart = 8;
@@ -110,9 +113,20 @@ class DriftRule {
     if (!(pull_sq > 0)) return pull_sq == 0 ? 0 : std::numeric_limits<double>::infinity();
     return own_sq > 0 ? pull_sq / own_sq : std::numeric_limits<double>::infinity();
   }
+  // The drift of every worker's rounds, summed in worker order (every rank and every worker that
+  // sums the same times gets the same number).
+  static double Of(std::span<const RoundTimes> workers) {
+    double pull = 0, own = 0;
+    for (const RoundTimes& t : workers) {
+      pull += t.pull_sq;
+      own += t.own_sq;
+    }
+    return Of(pull, own);
+  }
 
-  // After an epoch that ran K = `every` with `drift` (Of): the next epoch's limit.
-  void Next(std::uint64_t every, double drift) {
+  // After an epoch (or a probe's window of rounds) that ran K = `every` with `drift` (Of): the
+  // next limit, grown at most `growth`-fold.
+  void Next(std::uint64_t every, double drift, std::uint64_t growth = kMaxGrowth) {
     if (!(drift <= kBound)) {
       ceiling_ = std::min(ceiling_, every);
       limit_ = good_ > 0 && good_ < every ? good_ : std::max<std::uint64_t>(1, every / 2);
@@ -121,7 +135,7 @@ class DriftRule {
     good_ = every;
     if (every < limit_ || drift > kGrow) return;
     std::uint64_t grown = every;
-    while (grown < every * kMaxGrowth && 2 * grown < ceiling_) grown *= 2;
+    while (grown < every * growth && 2 * grown < ceiling_) grown *= 2;
     limit_ = std::max(limit_, grown);
   }
 
@@ -144,6 +158,12 @@ class GossipPeriod {
   // for a descheduled neighbour: at 4 rounds per epoch (K 25,000) local ran at 0.735x
   // hogwild's samples/s against 0.58x at 16 (docs/algorithms.md, "local's period").
   static constexpr std::uint64_t kLocalMinRoundsPerEpoch = 4;
+  // dcd and ecd, whose automatic K the drift rule already keeps where the lag does no harm:
+  // on the Zipf set (2 workers, 10 epochs) their final objective was 1.0064-1.0065x hogwild's
+  // at every fixed K from 6,250 (16 rounds an epoch) to 25,000 (4), while the rounds' share
+  // fell from 45% to 26-29% and the speed rose from 0.66-0.68x hogwild's to 0.78-0.82x
+  // (docs/algorithms.md, "Probes").
+  static constexpr std::uint64_t kDriftMinRoundsPerEpoch = 4;
   // What a calibration cannot see: handing a message to a neighbour through the transport and
   // waiting for its own (doorbell, cache-line transfers, a neighbour a little behind). Measured
   // on a9a (2 workers, ring): a round of 123 floats took about 2 us against a 0.1 us mix.
@@ -151,7 +171,7 @@ class GossipPeriod {
 
   // `configured`: TrainConfig::gossip_every (>= 1 fixed, kGossipEveryAuto); `min_rounds`: the
   // rounds per epoch an automatic K keeps at least (kMinRoundsPerEpoch; local:
-  // kLocalMinRoundsPerEpoch). A fixed K is never capped.
+  // kLocalMinRoundsPerEpoch; dcd, ecd: kDriftMinRoundsPerEpoch). A fixed K is never capped.
   GossipPeriod() = default;  // fixed, every step
   GossipPeriod(int configured, std::uint64_t steps_per_epoch, std::uint64_t min_rounds = kMinRoundsPerEpoch)
       : automatic_(configured < 1),
@@ -168,6 +188,37 @@ class GossipPeriod {
 
   bool automatic() const { return automatic_; }
   std::uint64_t every() const { return every_; }
+
+  // Probes: the first epoch of a fresh dcd or ecd run would otherwise run entirely at the drift
+  // rule's starting limit (DriftRule::kStart = 8) while the cost rule asks thousands: on the
+  // Zipf set (2 workers, d = 100,000) that epoch's 12,500 dense rounds cost several times the
+  // other nine epochs together (and an epoch that ended below the limit waits a whole epoch at
+  // it before growing). So inside any epoch that starts with K held at the limit every worker
+  // copies the period and (after a first window of the run it does not judge) each
+  // kProbeRounds rounds feeds the drift of the window
+  // just run to Probe, which grows the limit at most kProbeGrowth-fold (not 64-fold as between
+  // epochs: a window is a few rounds). The workers agree without a barrier (RoundReplicas,
+  // "Probes"); probing stops at the first window that does not grow K. Measured windows: Zipf
+  // 0.56, 0.39, 0.39 (K 8 -> 64 -> 512 -> the cost rule's); dcd_ring 1.1 at K = 8 (holds).
+  // 8 rounds of 8 steps on the Zipf set cost about 2 ms, a few percent of hogwild's run.
+  static constexpr std::uint64_t kProbeRounds = 8;
+  static constexpr std::uint64_t kProbeGrowth = 8;
+  // Whether the drift rule's limit is what holds K below the cost rule's (dcd, ecd, automatic).
+  bool DriftLimited() const {
+    return automatic_ && drift_ && every_ == drift_->limit() && every_ < std::min(cost_, cap_);
+  }
+  // A probe's step, from every worker's times over one window of rounds: the drift rule on
+  // their drift, the cost rule on their costs (as Measure: the calibration prices a dense mix
+  // only, and dcd's rounds measured 3-4x that), and K under both. Returns true while probing
+  // should go on (K grew and the drift limit still binds).
+  bool Probe(std::span<const RoundTimes> window) {
+    if (!DriftLimited()) return false;
+    const std::uint64_t before = every_;
+    drift_->Next(every_, DriftRule::Of(window), kProbeGrowth);
+    MeasureCost(window);
+    every_ = Limited();
+    return every_ > before && DriftLimited();
+  }
   // The share of wall time the last epoch's rounds took (0 before any epoch).
   double share() const { return share_; }
 

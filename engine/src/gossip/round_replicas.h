@@ -33,6 +33,20 @@
 // A checkpoint written at an epoch end holds the whole state (VisitRounds and the mode's
 // memories: mode_state.h) and the resumed run continues bit for bit; one written inside an
 // epoch holds the replicas' mean only, and the resumed run repeats that epoch from it.
+//
+// Probes (dcd and ecd with an automatic K, one process, any epoch that starts with K held at
+// the drift rule's limit; see GossipPeriod::Probe for why). Each worker copies the
+// coordinator's period at the epoch's start. In the run's first epoch, after a first window of kProbeRounds rounds that is not judged (the replicas start
+// equal and the pull builds up over it: on examples/dcd_ring.cc's problem the first 8 rounds
+// read 0.65 and grew K to 64, which diverged, the next 8 read 1.1), every kProbeRounds rounds,
+// after the same round on every worker, each records its window's drift sums (pull_sq,
+// own_sq) in its slot of probe_records_, written once; lag
+// rounds later (KnowledgeLag: by then, through the chain of round messages, each slot's write
+// happens before every worker's read) each worker sums the slots in worker order, feeds the
+// drift to its copy of the period, and takes the new K from the next step on: the same K at
+// the same step on every worker, with no barrier and nothing to wait for on a halt. The
+// coordinator takes worker 0's period after the epoch. Across ranks (slots in one process's
+// memory) the rule acts between epochs only.
 #pragma once
 
 #include <algorithm>
@@ -98,6 +112,53 @@ inline std::vector<int> WorkerDomains(const RunPlan& plan) {
   return plan.workers == plan.threads ? plan.worker_domain : RankOfWorker(plan);
 }
 
+// Probes (RoundReplicas, "Probes"): how many rounds after every worker recorded something at
+// the same round it takes until every worker is sure to see every record, through the rounds'
+// messages alone. Worker i's round r receives each in-neighbour's round-r message, sent after
+// that neighbour finished round r - 1 (the transport's release and acquire order its writes
+// before i's reads), so after round r worker i sees what it and its round-r in-neighbours saw
+// after round r - 1. The most over the topology's phases; nullopt when that takes more than
+// `most` rounds or the workers are too many to track (the run then does not probe).
+inline std::optional<std::uint64_t> KnowledgeLag(const Topology& topology, std::uint64_t most) {
+  constexpr int kMostWorkers = 1024;
+  const int n = topology.workers();
+  if (n < 1 || n > kMostWorkers) return std::nullopt;
+  const auto count = static_cast<std::size_t>(n);
+  const std::size_t words = (count + 63) / 64;
+  const auto full = [&](const std::vector<std::uint64_t>& seen) {
+    for (std::size_t i = 0; i < count; ++i) {
+      for (std::size_t k = 0; k < words; ++k) {
+        const std::size_t bits = std::min<std::size_t>(64, count - 64 * k);
+        const std::uint64_t all = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+        if (seen[i * words + k] != all) return false;
+      }
+    }
+    return true;
+  };
+  std::uint64_t lag = 0;
+  for (int phase = 0; phase < topology.period(); ++phase) {
+    std::vector<std::uint64_t> seen(count * words, 0);  // row i: the records worker i sees
+    for (std::size_t i = 0; i < count; ++i) seen[i * words + i / 64] |= std::uint64_t{1} << (i % 64);
+    std::uint64_t rounds = 0;
+    while (!full(seen)) {
+      if (rounds == most) return std::nullopt;
+      std::vector<std::uint64_t> next = seen;
+      const std::uint64_t r = static_cast<std::uint64_t>(phase) + rounds;
+      for (int i = 0; i < n; ++i) {
+        for (const Neighbour& from : topology.Neighbours(i, r)) {
+          for (std::size_t k = 0; k < words; ++k) {
+            next[static_cast<std::size_t>(i) * words + k] |= seen[static_cast<std::size_t>(from.worker) * words + k];
+          }
+        }
+      }
+      seen.swap(next);
+      ++rounds;
+    }
+    lag = std::max(lag, rounds);
+  }
+  return lag;
+}
+
 // What every synchronous replica worker keeps.
 // Thread safety: owner-only during an epoch; the coordinator reads it while parked.
 template <typename M>
@@ -117,6 +178,21 @@ struct RoundWorker : ShardWorker<M> {
   std::uint64_t until_round = 1;       // steps left until the next round (RoundDue)
   RoundTimes times;                    // this epoch's wall time in rounds and in all
   double lap = 0;                      // wall seconds when the round's current phase began
+  // Probes inside an epoch (RoundReplicas, "Probes"); off otherwise.
+  struct Probing {
+    bool on = false;
+    bool warmed = false;          // the first window, not judged, is over
+    bool recorded = false;        // this probe's window is in the records, its decision due
+    std::size_t index = 0;        // which probe: the row of the records
+    std::uint64_t record_at = 0;  // the round after which the window is recorded
+    std::uint64_t decide_at = 0;  // the round after which every worker sees every record
+    GossipPeriod period;          // the coordinator's, advanced alike by every worker
+    RoundTimes base;              // the worker's times when the window began
+    double began = 0;             // wall seconds then
+    std::uint64_t first_step = 0;  // the window's first step
+    std::uint64_t least = 0;      // the least and the most K the epoch used (0: no probe ran)
+    std::uint64_t most = 0;
+  } probe;
 };
 
 template <Model M, typename State>
@@ -182,12 +258,19 @@ class RoundReplicas {
   // After an epoch (coordinator, workers parked): the period the epoch ran with and the share
   // of wall time its rounds took; an automatic period adapts for the next epoch.
   void MeasureRounds(EvalPoint& p) {
+    if (!replicas_.empty() && replicas_[0].probe.least > 0) {  // probes moved K in this epoch
+      used_.first = std::min(used_.first, replicas_[0].probe.least);
+      used_.second = std::max(used_.second, replicas_[0].probe.most);
+      period_ = replicas_[0].probe.period;  // every worker's (one process: they advanced alike)
+      for (State& s : replicas_) s.probe = {};
+    }
     p.gossip_every = period_.every();
     used_.first = std::min(used_.first, period_.every());
     used_.second = std::max(used_.second, period_.every());
     const std::vector<RoundTimes> times = Times();
     p.round_split = MeanRound(times);
-    if (period_.Measure(times, period_.watches_drift() ? DriftOf(times) : 0)) SetPeriod();
+    // The drift of every worker's rounds, of every rank (Times): every rank the same number.
+    if (period_.Measure(times, period_.watches_drift() ? DriftRule::Of(times) : 0)) SetPeriod();
     p.gossip_share = period_.share();
     for (State& s : replicas_) {
       const RoundTimes calibration = s.times;
@@ -223,12 +306,18 @@ class RoundReplicas {
     steps_per_epoch_ = StepsPerEpoch(plan.held.total, plan.workers, Batch());
     const Algorithm a = plan.config.algorithm;
     // dcd's and ecd's automatic K is at most the drift rule's limit (DriftRule,
-    // gossip_period.h: their own steps enter a round unmixed); local's meets at least
-    // kLocalMinRoundsPerEpoch times.
+    // gossip_period.h: their own steps enter a round unmixed), which lets them meet as rarely as
+    // local, 4 times an epoch, where the drift stays small.
+    const bool drift = a == Algorithm::kDcd || a == Algorithm::kEcd;
     period_ = GossipPeriod(plan.config.gossip_every, steps_per_epoch_,
                            a == Algorithm::kLocal ? GossipPeriod::kLocalMinRoundsPerEpoch
+                           : drift                ? GossipPeriod::kDriftMinRoundsPerEpoch
                                                   : GossipPeriod::kMinRoundsPerEpoch);
-    if (a == Algorithm::kDcd || a == Algorithm::kEcd) period_.WatchDrift();
+    if (drift) period_.WatchDrift();
+    if (period_.watches_drift() && !Across()) {
+      probe_lag_ = KnowledgeLag(topology_, kMostProbeLag);
+      if (probe_lag_) probe_records_.resize(kMostProbes * static_cast<std::size_t>(plan.workers));
+    }
     if (plan.live) tap_.Init(plan.threads, model.NumParams());
   }
 
@@ -432,6 +521,7 @@ class RoundReplicas {
     self.time.cpu_mark = ThreadCpuSeconds();
     const double began = WallSeconds();
     constexpr std::size_t kAhead = 8;
+    StartProbes(self, epoch);
     std::size_t s = 0;
     for (; s < steps_per_epoch_; ++s) {
       if (halt_.load(std::memory_order_relaxed)) {
@@ -446,6 +536,7 @@ class RoundReplicas {
       }
       Gradient(self);
       if (!step(self, eta)) break;  // aborted: another worker failed or the run halted
+      if (self.probe.on) Probe(self, w);
       ++self.step;
       self.samples += batch;
       self.position = (s + 1) * batch;
@@ -455,6 +546,69 @@ class RoundReplicas {
     self.times.steps += s;
     self.time.clock += ThreadCpuSeconds() - self.time.cpu_mark;
   }
+
+  // Probes (the header): worker self's copy of the period, when the drift limit holds K down.
+  // Reads period_, which the coordinator does not write during an epoch.
+  void StartProbes(State& self, int epoch) const {
+    self.probe = {};
+    if (!probe_lag_ || !period_.DriftLimited()) return;
+    self.probe.on = true;
+    self.probe.warmed = epoch > 0;  // the first window is judged after the first epoch
+    self.probe.period = period_;
+    self.probe.record_at = self.round + GossipPeriod::kProbeRounds;
+    self.probe.least = self.probe.most = period_.every();
+    BeginWindow(self, self.step);
+  }
+  // A window's times start here: the drift sums from zero (the epoch's drift rule then sees the
+  // rounds after the last probe), the rest from a snapshot.
+  static void BeginWindow(State& self, std::uint64_t first_step) {
+    self.times.pull_sq = self.times.own_sq = 0;
+    self.probe.base = self.times;
+    self.probe.began = WallSeconds();
+    self.probe.first_step = first_step;
+  }
+  // Worker self's times since its window began, `steps_done` steps into the run.
+  static RoundTimes WindowTimes(const State& self, std::uint64_t steps_done) {
+    const RoundTimes& t = self.times;
+    const RoundTimes& b = self.probe.base;
+    return {.round_s = t.round_s - b.round_s, .encode_s = t.encode_s - b.encode_s,
+            .wait_s = t.wait_s - b.wait_s, .decode_s = t.decode_s - b.decode_s,
+            .mix_s = t.mix_s - b.mix_s, .epoch_s = WallSeconds() - self.probe.began,
+            .rounds = t.rounds - b.rounds, .steps = steps_done - self.probe.first_step,
+            .changed = t.changed - b.changed, .pull_sq = t.pull_sq, .own_sq = t.own_sq};
+  }
+  // After each step while probing: ends the first, unjudged window; records each later window
+  // when its last round is done, and lag rounds later applies the drift rule to every worker's
+  // records.
+  void Probe(State& self, int w) {
+    auto& p = self.probe;
+    const std::size_t workers = static_cast<std::size_t>(plan_.workers);
+    if (!p.recorded) {
+      if (self.round < p.record_at) return;
+      if (!p.warmed) {  // the run's first: the replicas start equal, the pull builds up
+        p.warmed = true;
+        p.record_at = self.round + GossipPeriod::kProbeRounds;
+        BeginWindow(self, self.step + 1);
+        return;
+      }
+      // Written once by its owner, before its next round's messages (the header).
+      probe_records_[p.index * workers + static_cast<std::size_t>(w)] = WindowTimes(self, self.step + 1);
+      p.recorded = true;
+      p.decide_at = self.round + *probe_lag_;
+    }
+    if (self.round < p.decide_at) return;
+    const bool more = p.period.Probe(std::span<const RoundTimes>(probe_records_).subspan(p.index * workers, workers));
+    BeginWindow(self, self.step + 1);
+    self.every = p.period.every();
+    self.until_round = self.every;
+    p.least = std::min(p.least, self.every);
+    p.most = std::max(p.most, self.every);
+    p.recorded = false;
+    p.on = more && ++p.index < kMostProbes;
+    p.record_at = self.round + GossipPeriod::kProbeRounds;
+  }
+  static constexpr std::size_t kMostProbes = 16;
+  static constexpr std::uint64_t kMostProbeLag = 64;
 
   // What one step and one round cost on worker w, measured in its setup for the automatic
   // period's first K: a few steps' gradients applied to a scratch copy (the replica and the
@@ -501,16 +655,6 @@ class RoundReplicas {
                                static_cast<double>(models);
   }
   static constexpr double kCrossCoreFactor = 2;
-  // The drift of an epoch's rounds for dcd's and ecd's drift rule (DriftRule::Of): every
-  // worker's sums, of every rank (Times), added in worker order: every rank the same number.
-  static double DriftOf(std::span<const RoundTimes> times) {
-    double pull = 0, own = 0;
-    for (const RoundTimes& t : times) {
-      pull += t.pull_sq;
-      own += t.own_sq;
-    }
-    return DriftRule::Of(pull, own);
-  }
   // "8-4096": the least and the most K the run's epochs used.
   std::string UsedRange() const { return std::to_string(used_.first) + "-" + std::to_string(used_.second); }
 
@@ -569,6 +713,11 @@ class RoundReplicas {
   // Coordinator-only: the least and the most K the epochs ran with.
   std::pair<std::uint64_t, std::uint64_t> used_{std::numeric_limits<std::uint64_t>::max(), 0};
   ReplicaTap tap_;  // LiveModel snapshots; inactive (no copies) without one
+  // Probes (the header): the rounds until every worker sees every record (nullopt: no probes),
+  // and the records, kMostProbes rows of one window's times per worker. Each slot is written
+  // once by its worker and read by all after the lag; no atomics: the rounds' messages order them.
+  std::optional<std::uint64_t> probe_lag_;
+  std::vector<RoundTimes> probe_records_;
 };
 
 }  // namespace corral::internal
