@@ -6,7 +6,7 @@ hardware speed).
    seed 1): hogwild and every replica mode at its defaults (--gossip-every auto), 2 threads,
    --lr 0.25, --epochs 10 (or --epochs); samples/s relative to hogwild's and the final
    objective relative to hogwild's, and the period K and gossip share the automatic period
-   settled on in the last epoch. dcd and ecd are left out here (part 5).
+   settled on in the last epoch (an automatic K that moved shows as "final (least-most)").
 2. a9a (../shared/data/a9a), 2 threads: hogwild vs dpsgd --gossip-every 1 (every step: the
    cost of a round itself).
 3. Fashion-MNIST (Debian's dataset-fashion-mnist), --model mlp --hidden 256,128 --batch 16
@@ -177,6 +177,8 @@ def zipf_part(args, common, tmp):
         ("hogwild", ["--algo", "hogwild"]),
         ("dpsgd", ["--algo", "dpsgd"]),
         ("local", ["--algo", "local"]),
+        ("dcd", ["--algo", "dcd"]),
+        ("ecd", ["--algo", "ecd"]),
         ("choco (qsgd:8)", ["--algo", "choco"]),
         ("choco topk:0.01", ["--algo", "choco", "--compress", "topk:0.01"]),
         ("adpsgd", ["--algo", "adpsgd"]),
