@@ -197,8 +197,8 @@ TEST(DcdAutoPeriod, WorkersAgreeOnEveryKTheirProbesChoose) {
   const SyntheticSplit data = MakeSyntheticClassification(
       {.rows = 16'000, .features = 4'000, .nnz_per_row = 10, .seed = 3}, 100);
   const LogisticModel model(data.train, kL2);
-  TrainConfig config{.algorithm = Algorithm::kDcd, .threads = 3, .epochs = 2, .batch = 1, .lr = 0.1f,
-                     .compress = "qsgd:8", .topology = "ring"};
+  TrainConfig config{.algorithm = Algorithm::kDcd, .threads = 3, .epochs = 2, .batch = 1,
+                     .lr = 0.1f, .compress = "qsgd:8", .topology = "ring"};
   CheckedDcd::checks = 0;
   CheckedDcd::mismatches = 0;
   const TrainResult dcd = RunWith<CheckedDcd>(model, data.train, config);

@@ -36,17 +36,17 @@
 //
 // Probes (dcd and ecd with an automatic K, one process, any epoch that starts with K held at
 // the drift rule's limit; see GossipPeriod::Probe for why). Each worker copies the
-// coordinator's period at the epoch's start. In the run's first epoch, after a first window of kProbeRounds rounds that is not judged (the replicas start
-// equal and the pull builds up over it: on examples/dcd_ring.cc's problem the first 8 rounds
-// read 0.65 and grew K to 64, which diverged, the next 8 read 1.1), every kProbeRounds rounds,
-// after the same round on every worker, each records its window's drift sums (pull_sq,
-// own_sq) in its slot of probe_records_, written once; lag
-// rounds later (KnowledgeLag: by then, through the chain of round messages, each slot's write
-// happens before every worker's read) each worker sums the slots in worker order, feeds the
-// drift to its copy of the period, and takes the new K from the next step on: the same K at
-// the same step on every worker, with no barrier and nothing to wait for on a halt. The
-// coordinator takes worker 0's period after the epoch. Across ranks (slots in one process's
-// memory) the rule acts between epochs only.
+// coordinator's period at the epoch's start. Every kProbeRounds rounds, after the same round
+// on every worker, each records its window's times (drift sums, rounds, seconds, steps) in its
+// slot of probe_records_, written once. The run's first window is not judged: the replicas
+// start equal and the pull builds up over it (on examples/dcd_ring.cc's problem the first 8
+// rounds read 0.65 and grew K to 64, which diverged; the next 8 read 1.1). Lag rounds later
+// (KnowledgeLag: by then, through the chain of round messages, each slot's write happens
+// before every worker's read) each worker hands the row, summed in worker order, to its copy
+// of the period, and takes the new K from its next step on: the same K at the same step on
+// every worker, with no barrier and nothing to wait for on a halt. The coordinator takes
+// worker 0's period after the epoch. Across ranks (the slots live in one process's memory)
+// the rule acts between epochs only.
 #pragma once
 
 #include <algorithm>
@@ -138,17 +138,19 @@ inline std::optional<std::uint64_t> KnowledgeLag(const Topology& topology, std::
   std::uint64_t lag = 0;
   for (int phase = 0; phase < topology.period(); ++phase) {
     std::vector<std::uint64_t> seen(count * words, 0);  // row i: the records worker i sees
-    for (std::size_t i = 0; i < count; ++i) seen[i * words + i / 64] |= std::uint64_t{1} << (i % 64);
+    for (std::size_t i = 0; i < count; ++i) {
+      seen[i * words + i / 64] |= std::uint64_t{1} << (i % 64);
+    }
     std::uint64_t rounds = 0;
     while (!full(seen)) {
       if (rounds == most) return std::nullopt;
       std::vector<std::uint64_t> next = seen;
       const std::uint64_t r = static_cast<std::uint64_t>(phase) + rounds;
       for (int i = 0; i < n; ++i) {
+        const std::size_t to = static_cast<std::size_t>(i) * words;
         for (const Neighbour& from : topology.Neighbours(i, r)) {
-          for (std::size_t k = 0; k < words; ++k) {
-            next[static_cast<std::size_t>(i) * words + k] |= seen[static_cast<std::size_t>(from.worker) * words + k];
-          }
+          const std::size_t at = static_cast<std::size_t>(from.worker) * words;
+          for (std::size_t k = 0; k < words; ++k) next[to + k] |= seen[at + k];
         }
       }
       seen.swap(next);
@@ -258,7 +260,7 @@ class RoundReplicas {
   // After an epoch (coordinator, workers parked): the period the epoch ran with and the share
   // of wall time its rounds took; an automatic period adapts for the next epoch.
   void MeasureRounds(EvalPoint& p) {
-    if (!replicas_.empty() && replicas_[0].probe.least > 0) {  // probes moved K in this epoch
+    if (!replicas_.empty() && replicas_[0].probe.least > 0) {  // this epoch probed
       used_.first = std::min(used_.first, replicas_[0].probe.least);
       used_.second = std::max(used_.second, replicas_[0].probe.most);
       period_ = replicas_[0].probe.period;  // every worker's (one process: they advanced alike)
@@ -553,7 +555,7 @@ class RoundReplicas {
     self.probe = {};
     if (!probe_lag_ || !period_.DriftLimited()) return;
     self.probe.on = true;
-    self.probe.warmed = epoch > 0;  // the first window is judged after the first epoch
+    self.probe.warmed = epoch > 0;  // only the run's first epoch starts with an unjudged window
     self.probe.period = period_;
     self.probe.record_at = self.round + GossipPeriod::kProbeRounds;
     self.probe.least = self.probe.most = period_.every();
@@ -582,7 +584,6 @@ class RoundReplicas {
   // records.
   void Probe(State& self, int w) {
     auto& p = self.probe;
-    const std::size_t workers = static_cast<std::size_t>(plan_.workers);
     if (!p.recorded) {
       if (self.round < p.record_at) return;
       if (!p.warmed) {  // the run's first: the replicas start equal, the pull builds up
@@ -592,12 +593,12 @@ class RoundReplicas {
         return;
       }
       // Written once by its owner, before its next round's messages (the header).
-      probe_records_[p.index * workers + static_cast<std::size_t>(w)] = WindowTimes(self, self.step + 1);
+      Records(p.index)[static_cast<std::size_t>(w)] = WindowTimes(self, self.step + 1);
       p.recorded = true;
       p.decide_at = self.round + *probe_lag_;
     }
     if (self.round < p.decide_at) return;
-    const bool more = p.period.Probe(std::span<const RoundTimes>(probe_records_).subspan(p.index * workers, workers));
+    const bool more = p.period.Probe(Records(p.index));
     BeginWindow(self, self.step + 1);
     self.every = p.period.every();
     self.until_round = self.every;
@@ -606,6 +607,11 @@ class RoundReplicas {
     p.recorded = false;
     p.on = more && ++p.index < kMostProbes;
     p.record_at = self.round + GossipPeriod::kProbeRounds;
+  }
+  // Probe `index`'s row of records, one per worker.
+  std::span<RoundTimes> Records(std::size_t index) {
+    const auto workers = static_cast<std::size_t>(plan_.workers);
+    return std::span<RoundTimes>(probe_records_).subspan(index * workers, workers);
   }
   static constexpr std::size_t kMostProbes = 16;
   static constexpr std::uint64_t kMostProbeLag = 64;

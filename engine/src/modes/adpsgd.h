@@ -382,9 +382,8 @@ class AdpsgdMode {
     const double now = WallSeconds();
     self.times.round_s += now - t;
     ++self.times.rounds;
-    if (self.period.automatic() && self.times.rounds - self.window.rounds >= GossipPeriod::kProbeRounds) {
-      Remeasure(self, now);
-    }
+    const std::uint64_t in_window = self.times.rounds - self.window.rounds;
+    if (self.period.automatic() && in_window >= GossipPeriod::kProbeRounds) Remeasure(self, now);
   }
   // An automatic K adapts after every kProbeRounds averages too, from the window's times, not
   // only at the epoch's end: the setup's calibration prices an average without the flags and
@@ -396,7 +395,9 @@ class AdpsgdMode {
     const RoundTimes& b = self.window;
     const RoundTimes window{.round_s = t.round_s - b.round_s, .epoch_s = now - self.window_began,
                             .rounds = t.rounds - b.rounds, .steps = t.steps - b.steps};
-    if (self.period.Measure(std::span<const RoundTimes>(&window, 1))) self.until = self.period.every();
+    if (self.period.Measure(std::span<const RoundTimes>(&window, 1))) {
+      self.until = self.period.every();
+    }
     BeginWindow(self, now);
   }
   static void BeginWindow(State& self, double now) {

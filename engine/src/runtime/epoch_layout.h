@@ -216,6 +216,8 @@ struct DataCopies {
 // epoch with the fallbacks above. A shard that stays in the cache is read in place as fast as
 // a stream, so epoch's copy is pure cost there (docs/algorithms.md, "Shuffling").
 inline constexpr double kAutoCacheFraction = 0.25;
+static_assert(kAutoCacheFraction == 0.25, "ResolveDataCopies' auto_reason, --shuffle's help and "
+                                          "TrainConfig::shuffle say 'a quarter'");
 
 inline DataCopies ResolveDataCopies(Shuffle requested, bool relays, bool copy_shards,
                                     double data_bytes, std::uint64_t budget, double machine_bytes,

@@ -36,6 +36,11 @@ namespace corral::internal {
                                         what + " (a damaged file, or one from another version)");
 }
 
+// What a loading run says of a checkpoint entry it has no place for (`kind`: array, counter).
+inline std::string NotKept(const char* kind, const std::string& name) {
+  return std::string("it holds the ") + kind + " '" + name + "', which this run does not keep";
+}
+
 class StateVisitor {
  public:
   static StateVisitor Saving(ModeState& out) { return StateVisitor(&out, nullptr, ""); }
@@ -108,10 +113,10 @@ class StateVisitor {
   void Finish() const {
     if (!loading()) return;
     for (const auto& [name, values] : in_->arrays) {
-      if (!seen_.contains(name)) Bad("it holds the array '" + name + "', which this run does not keep");
+      if (!seen_.contains(name)) Bad(NotKept("array", name));
     }
     for (const auto& [name, value] : in_->counters) {
-      if (!seen_.contains(name)) Bad("it holds the counter '" + name + "', which this run does not keep");
+      if (!seen_.contains(name)) Bad(NotKept("counter", name));
     }
   }
 
@@ -191,8 +196,7 @@ inline ModeState WorkersOf(const ModeState& state, std::size_t first, std::size_
 inline void CheckWorkersWithin(const ModeState& state, std::size_t workers, const std::string& path) {
   const auto check = [&](const std::string& name, const char* kind) {
     if (const std::optional<WorkerEntry> e = WorkerOf(name); e && e->worker >= workers) {
-      BadModeState(path, std::string("it holds the ") + kind + " '" + name +
-                             "', which this run does not keep");
+      BadModeState(path, NotKept(kind, name));
     }
   };
   for (const auto& entry : state.arrays) check(entry.first, "array");
