@@ -162,11 +162,12 @@ struct TrainConfig {
   // holds each message until it is due).
   std::string link_mode = "virtual";
   // dpsgd, dcd, ecd, choco: local steps between gossip exchanges (1: every step, the papers'
-  // setting; dcd's and ecd's auto take at most 8); local: steps between exact averages (H); hogwild++:
-  // steps a group holds the token (auto: from the model's size, see README). kGossipEveryAuto (the
-  // default): the replica modes choose the period so that rounds take about 5% of the
-  // wall time, and adapt it between epochs (docs/algorithms.md); the result then depends on
-  // timing, so runs that must repeat bit for bit set a number.
+  // setting; dcd's and ecd's auto start at 8 and grow while the replicas' drift stays small);
+  // local: steps between exact averages (H); hogwild++: steps a group holds the token (auto:
+  // from the model's size, see README). kGossipEveryAuto (the default): the replica modes
+  // choose the period so that rounds take about 5% of the wall time, and adapt it between
+  // epochs (dcd, ecd and adpsgd within epochs too; docs/algorithms.md); the result then
+  // depends on timing, so runs that must repeat bit for bit set a number.
   int gossip_every = kGossipEveryAuto;
   // dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i(x_i), Lian et al. 2017) or
   // step-then-mix (x_i <- sum_j W_ij (x_j - eta g_j(x_j))).
