@@ -571,13 +571,8 @@ class RoundReplicas {
   }
   // Worker self's times since its window began, `steps_done` steps into the run.
   static RoundTimes WindowTimes(const State& self, std::uint64_t steps_done) {
-    const RoundTimes& t = self.times;
-    const RoundTimes& b = self.probe.base;
-    return {.round_s = t.round_s - b.round_s, .encode_s = t.encode_s - b.encode_s,
-            .wait_s = t.wait_s - b.wait_s, .decode_s = t.decode_s - b.decode_s,
-            .mix_s = t.mix_s - b.mix_s, .epoch_s = WallSeconds() - self.probe.began,
-            .rounds = t.rounds - b.rounds, .steps = steps_done - self.probe.first_step,
-            .changed = t.changed - b.changed, .pull_sq = t.pull_sq, .own_sq = t.own_sq};
+    return self.times.Since(self.probe.base, WallSeconds() - self.probe.began,
+                            steps_done - self.probe.first_step);
   }
   // After each step while probing: ends the first, unjudged window; records each later window
   // when its last round is done, and lag rounds later applies the drift rule to every worker's

@@ -391,10 +391,8 @@ class AdpsgdMode {
   // auto 0.63x hogwild's speed against 0.80x for a fixed K at the one auto settled on. Nothing
   // to agree on (the header), so each worker changes its own K whenever it measures.
   void Remeasure(State& self, double now) {
-    const RoundTimes& t = self.times;
-    const RoundTimes& b = self.window;
-    const RoundTimes window{.round_s = t.round_s - b.round_s, .epoch_s = now - self.window_began,
-                            .rounds = t.rounds - b.rounds, .steps = t.steps - b.steps};
+    const RoundTimes window =
+        self.times.Since(self.window, now - self.window_began, self.times.steps - self.window.steps);
     if (self.period.Measure(std::span<const RoundTimes>(&window, 1))) {
       self.until = self.period.every();
     }
