@@ -1,7 +1,10 @@
 // The shared-memory channel (engine/src/channel/shm_transport.h) between two pinned threads:
 //   BM_Stream:   thread 0 sends, thread 1 receives, copies the payload out (a decoder's
 //                minimum) and releases; messages/s and GB/s for 64 B, 4 KiB and 1 MiB payloads.
-//   BM_PingPong: a 64 B message there and back; round trips/s (the floor of one gossip round).
+//   BM_PingPong: a 64 B message there and back; round trips/s.
+//   BM_Exchange: both threads send their vector and mix in the other's every iteration, as a
+//                D-PSGD round on a ring of 2 does (2 slots per edge); rounds/s for 124 floats
+//                (a9a's model: the floor of `dpsgd --gossip-every 1` there) and 4 KiB.
 //
 //   build/bench/corral_channel_bench --benchmark_counters_tabular=true
 //
@@ -12,6 +15,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "engine/src/channel/shm_transport.h"
@@ -35,6 +39,7 @@ void MakeTransport(const benchmark::State& state, std::uint32_t slots) {
   placement = std::make_unique<corral::internal::Placement>("", corral::Pin::kScatter, 2);
 }
 void StreamSetup(const benchmark::State& state) { MakeTransport(state, 4); }
+void ExchangeSetup(const benchmark::State& state) { MakeTransport(state, 2); }
 void PingPongSetup(const benchmark::State& state) { MakeTransport(state, 1); }
 void Teardown(const benchmark::State&) {
   transport.reset();
@@ -108,6 +113,37 @@ BENCHMARK(BM_PingPong)
     ->Teardown(Teardown)
     ->Threads(2)
     ->Arg(64)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
+
+void BM_Exchange(benchmark::State& state) {
+  const int self = state.thread_index();
+  const int peer = 1 - self;
+  if (!placement->Bind(self) && self == 0) state.SetLabel("unpinned");
+  transport->Bind(self);
+  const auto floats = static_cast<std::size_t>(state.range(0)) / sizeof(float);
+  std::vector<float> x(floats, static_cast<float>(self));
+  std::uint64_t round = 0;
+  for (auto _ : state) {
+    if (!transport->Send(self, peer, {.round = round}, std::as_bytes(std::span<const float>(x)))) {
+      return state.SkipWithError("aborted");
+    }
+    const std::optional<Message> m = transport->Receive(self, peer, round);
+    if (!m) return state.SkipWithError("aborted");
+    const auto* y = reinterpret_cast<const float*>(m->payload.data());
+    for (std::size_t u = 0; u < floats; ++u) x[u] = 0.5f * x[u] + 0.5f * y[u];
+    transport->Release(self, *m);
+    ++round;
+  }
+  benchmark::DoNotOptimize(x.data());
+  if (self == 0) state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Exchange)
+    ->Setup(ExchangeSetup)
+    ->Teardown(Teardown)
+    ->Threads(2)
+    ->Arg(124 * sizeof(float))
+    ->Arg(4 << 10)
     ->UseRealTime()
     ->MeasureProcessCPUTime();
 

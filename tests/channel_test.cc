@@ -1,6 +1,7 @@
 // ShmTransport (engine/src/channel/): many workers exchanging many rounds on a ring and a
 // complete graph with every message checked (no loss, duplicate or reordering), backpressure
-// that never drops, Abort waking every waiter, counters, realtime holds and misuse errors.
+// that never drops (also when messages are given back out of order), Abort waking every waiter,
+// counters, realtime holds and misuse errors.
 // Workers outnumber the cores on purpose: waits must block, not spin.
 #include <atomic>
 #include <chrono>
@@ -278,6 +279,56 @@ TEST(Backpressure, FullChannelWaitsAndNeverDrops) {
     }
   });
   EXPECT_EQ(transport.counters(0, 1).messages, kMessages);
+}
+
+// Messages given back out of order: credit returns in the order they were sent (a slot
+// released before an older one waits for it), and no message is lost or overwritten while lent.
+// One thread plays both ends (the calls name their worker; one thread per worker is not needed).
+TEST(Backpressure, OutOfOrderReleaseCreditsInSendingOrder) {
+  constexpr std::uint32_t kSlots = 3;
+  ShmTransport transport({.workers = 2, .edges = {{0, 1}}, .max_payload_bytes = kMaxPayload,
+                          .slots_per_edge = kSlots});
+  transport.Bind(1);
+  std::uint64_t next = 0;  // the next message's round (= its sequence number)
+  const auto send = [&] {
+    const MessageHeader header{.round = next, .codec = 2, .due = static_cast<double>(next) + 0.5};
+    const bool sent = transport.TrySend(0, 1, header, MakePayload(0, next, next));
+    if (sent) ++next;
+    return sent;
+  };
+  const auto receive = [&](std::uint64_t seq) {
+    const std::optional<Message> m = transport.TryReceive(1, 0);
+    EXPECT_TRUE(m.has_value()) << "message " << seq;
+    if (m) Expect(*m, 0, seq, seq, 2);
+    return m.value_or(Message{});
+  };
+  for (std::uint32_t k = 0; k < kSlots; ++k) ASSERT_TRUE(send());
+  EXPECT_FALSE(send());  // full
+  const Message m0 = receive(0);
+  const Message m1 = receive(1);
+  const Message m2 = receive(2);
+  transport.Release(1, m2);
+  transport.Release(1, m1);
+  EXPECT_FALSE(send()) << "credit for messages 1 and 2 came back before message 0";
+  // The lent message 0 is intact although its successors' slots were given back.
+  Expect(m0, 0, 0, 0, 2);
+  transport.Release(1, m0);
+  for (std::uint32_t k = 0; k < kSlots; ++k) EXPECT_TRUE(send()) << "slot " << k;
+  EXPECT_FALSE(send());
+  // Once more around the ring, released in the order 4, 3, 5.
+  const Message m3 = receive(3);
+  const Message m4 = receive(4);
+  transport.Release(1, m4);
+  EXPECT_FALSE(send());
+  transport.Release(1, m3);
+  EXPECT_TRUE(send());  // message 6 into message 3's slot
+  EXPECT_TRUE(send());  // message 7 into message 4's
+  EXPECT_FALSE(send());
+  const Message m5 = receive(5);
+  transport.Release(1, m5);
+  for (std::uint64_t seq = 6; seq < next; ++seq) transport.Release(1, receive(seq));
+  EXPECT_FALSE(transport.TryReceive(1, 0).has_value());
+  EXPECT_EQ(transport.counters(0, 1).messages, next);
 }
 
 // Abort wakes workers blocked in Receive (no message will come) and in Send (no credit will

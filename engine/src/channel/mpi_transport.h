@@ -11,8 +11,8 @@
 // see MpiSession). Why not MPI_THREAD_MULTIPLE with workers calling MPI themselves: a worker's
 // Send/Receive must stay lock-free and allocation-free (the shared-memory rules), and Open MPI
 // serialises MULTIPLE callers on internal locks; with one progress thread the workers only
-// touch spsc queues and doorbells, as with ShmTransport, and the MPI library needs no thread
-// support beyond SERIALIZED. The cost is one thread per rank that polls MPI while messages are
+// touch lock-free spsc queues and doorbells, and the MPI library needs no thread support
+// beyond SERIALIZED. The cost is one thread per rank that polls MPI while messages are
 // in flight (see kIdleSleep: it never spins without bound).
 //
 // A cross-rank edge i -> j, messages in FIFO order:
@@ -31,7 +31,7 @@
 // Memory ordering between a worker and the progress thread: only buffer handles cross, through
 // Boost spsc queues (push: release, pop: acquire), and every push is followed by a Ring of the
 // consumer's Doorbell (doorbell.h) or of the progress thread's flag: a buffer's bytes are
-// written before its handle is pushed and read after it is popped, as in ShmTransport.
+// written before its handle is pushed and read after it is popped.
 //
 // Aborting spans ranks: Abort() on any rank stops its workers and sends an abort notice to every
 // other rank, whose progress thread then aborts locally (workers see nullopt / false, unwind).

@@ -11,10 +11,22 @@
 namespace corral::internal {
 namespace {
 
-// The header sits alone in the slot's first cache line; the payload starts on the next one, so
-// decoders get 64-byte aligned data.
-static_assert(sizeof(MessageHeader) <= kCacheLine);
+// The slot's first cache line holds its ticket (shm_transport.h) and then the header; the
+// payload starts on the next line, so decoders get 64-byte aligned data.
+constexpr std::size_t kHeaderOffset = sizeof(std::uint64_t);
+static_assert(kHeaderOffset + sizeof(MessageHeader) <= kCacheLine);
 constexpr std::size_t kPayloadOffset = kCacheLine;
+
+// The ticket of the slot at `base`: the number (from 1) of the message last published in it, 0
+// before the first. W: the sender (release, after the message); R: the receiver (acquire).
+// A plain uint64_t in the slot array (zeroed by Bind), shared through atomic_ref.
+std::atomic_ref<std::uint64_t> Ticket(std::byte* base) {
+  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(base));
+}
+
+// Take prefetches up to this many lines of a payload (a small model's whole message; the
+// start of a large one, which the hardware's stream prefetcher then follows).
+constexpr std::size_t kPrefetchLines = 16;
 
 // Realtime holds sleep in steps of at most this, re-checking the stop flag in between: a held
 // worker notices Abort within this long.
@@ -100,10 +112,11 @@ void ShmTransport::Bind(int self) {
   for (int index : port.in_edges) {
     Edge& edge = *edges_[static_cast<std::size_t>(index)];
     // Allocate and touch here, on the receiver's thread: Linux places each page on the NUMA
-    // node of the thread that first writes it.
+    // node of the thread that first writes it. Zeroed: every ticket 0, no message yet.
     edge.slots = static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{kCacheLine}));
     std::memset(edge.slots, 0, bytes);
-    for (std::uint32_t slot = 0; slot < slots_per_edge_; ++slot) edge.free.push(slot);
+    // release: publishes `slots` and the zeroed tickets to a sender that sees the credit.
+    edge.granted.store(slots_per_edge_, std::memory_order_release);
     ports_[edge.from].bell.Ring();
   }
 }
@@ -117,16 +130,27 @@ void ShmTransport::CheckPayload(const Edge& edge, std::size_t bytes) const {
   }
 }
 
-void ShmTransport::Fill(Edge& edge, std::uint32_t slot, const MessageHeader& header,
+bool ShmTransport::HasCredit(const Edge& edge) const {
+  // acquire: the receiver's reads of the slot (and Bind's allocation) happen before our write.
+  return edge.sent < edge.granted.load(std::memory_order_acquire);
+}
+
+bool ShmTransport::Arrived(const Edge& edge) const {
+  // acquire: the sender's writes of the header and payload happen before our reads.
+  return Ticket(FrontSlot(edge)).load(std::memory_order_acquire) == edge.taken + 1;
+}
+
+void ShmTransport::Fill(Edge& edge, const MessageHeader& header,
                         std::span<const std::byte> payload) {
-  std::byte* base = SlotAt(edge, slot);
+  std::byte* base = SlotAt(edge, static_cast<std::uint32_t>(edge.sent % slots_per_edge_));
   MessageHeader stamped = header;
   stamped.sender = edge.from;
   stamped.bytes = static_cast<std::uint32_t>(payload.size());
-  std::memcpy(base, &stamped, sizeof stamped);
+  std::memcpy(base + kHeaderOffset, &stamped, sizeof stamped);
   if (!payload.empty()) std::memcpy(base + kPayloadOffset, payload.data(), payload.size());
-  // Cannot fail: `full` holds slots_per_edge handles and only that many exist.
-  edge.full.push(slot);
+  ++edge.sent;
+  // release: the header and payload above happen before the receiver's acquire of the ticket.
+  Ticket(base).store(edge.sent, std::memory_order_release);
   edge.messages.store(edge.messages.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   edge.bytes.store(edge.bytes.load(std::memory_order_relaxed) + payload.size(),
                    std::memory_order_relaxed);
@@ -137,11 +161,10 @@ bool ShmTransport::Send(int self, int to, const MessageHeader& header,
                         std::span<const std::byte> payload) {
   Edge& edge = EdgeBetween(self, to);
   CheckPayload(edge, payload.size());
-  std::uint32_t slot = 0;
   if (stop_.load(std::memory_order_relaxed)) return false;
-  // The ready check takes the credit it finds (pop); Release rings our bell when it returns one.
-  if (!ports_[self].bell.WaitUntil([&] { return edge.free.pop(slot); }, stop_)) return false;
-  Fill(edge, slot, header, payload);
+  // Release rings our bell when it returns credit.
+  if (!ports_[self].bell.WaitUntil([&] { return HasCredit(edge); }, stop_)) return false;
+  Fill(edge, header, payload);
   return true;
 }
 
@@ -149,34 +172,40 @@ bool ShmTransport::TrySend(int self, int to, const MessageHeader& header,
                            std::span<const std::byte> payload) {
   Edge& edge = EdgeBetween(self, to);
   CheckPayload(edge, payload.size());
-  std::uint32_t slot = 0;
-  if (stop_.load(std::memory_order_relaxed) || !edge.free.pop(slot)) return false;
-  Fill(edge, slot, header, payload);
+  if (stop_.load(std::memory_order_relaxed) || !HasCredit(edge)) return false;
+  Fill(edge, header, payload);
   return true;
 }
 
 Message ShmTransport::Take(Edge& edge) {
-  const std::uint32_t slot = edge.full.front();
-  edge.full.pop();
+  const auto slot = static_cast<std::uint32_t>(edge.taken % slots_per_edge_);
   const std::byte* base = SlotAt(edge, slot);
+  ++edge.taken;
   Message message;
-  std::memcpy(&message.header, base, sizeof message.header);
+  std::memcpy(&message.header, base + kHeaderOffset, sizeof message.header);
   message.payload = {base + kPayloadOffset, message.header.bytes};
   message.slot = slot;
+  // The caller reads the payload next, each line a transfer from the sender's cache: ask for
+  // the first kPrefetchLines at once rather than one after the other as a loop reaches them.
+  const std::size_t lines =
+      std::min(kPrefetchLines, RoundUpToLine(message.header.bytes) / kCacheLine);
+  for (std::size_t line = 0; line < lines; ++line) {
+    __builtin_prefetch(message.payload.data() + line * kCacheLine, /*rw=*/0, /*locality=*/3);
+  }
   return message;
 }
 
 bool ShmTransport::Due(const Edge& edge) const {
   if (link_mode_ != LinkMode::kRealtime) return true;
   MessageHeader header;
-  std::memcpy(&header, SlotAt(edge, edge.full.front()), sizeof header);
+  std::memcpy(&header, FrontSlot(edge) + kHeaderOffset, sizeof header);
   return WallSeconds() >= header.due;
 }
 
 bool ShmTransport::HoldUntilDue(Edge& edge) {
   if (link_mode_ != LinkMode::kRealtime) return true;
   MessageHeader header;
-  std::memcpy(&header, SlotAt(edge, edge.full.front()), sizeof header);
+  std::memcpy(&header, FrontSlot(edge) + kHeaderOffset, sizeof header);
   const auto due = origin_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                  std::chrono::duration<double>(header.due));
   while (true) {
@@ -190,12 +219,12 @@ bool ShmTransport::HoldUntilDue(Edge& edge) {
 std::optional<Message> ShmTransport::Receive(int self, int from, std::uint64_t round) {
   Edge& edge = EdgeBetween(from, self);
   if (stop_.load(std::memory_order_relaxed) ||
-      !ports_[self].bell.WaitUntil([&] { return edge.full.read_available() > 0; }, stop_)) {
+      !ports_[self].bell.WaitUntil([&] { return Arrived(edge); }, stop_)) {
     return std::nullopt;
   }
   if (!HoldUntilDue(edge)) return std::nullopt;
   MessageHeader front;
-  std::memcpy(&front, SlotAt(edge, edge.full.front()), sizeof front);
+  std::memcpy(&front, FrontSlot(edge) + kHeaderOffset, sizeof front);
   if (front.round != round) {
     throw Error(ErrorCode::kWorkerFailed,
                 "transport: " + Channel(from, self) + ": worker " + std::to_string(self) +
@@ -207,7 +236,7 @@ std::optional<Message> ShmTransport::Receive(int self, int from, std::uint64_t r
 
 std::optional<Message> ShmTransport::TryReceive(int self, int from) {
   Edge& edge = EdgeBetween(from, self);
-  if (stop_.load(std::memory_order_relaxed) || edge.full.read_available() == 0 || !Due(edge)) {
+  if (stop_.load(std::memory_order_relaxed) || !Arrived(edge) || !Due(edge)) {
     return std::nullopt;
   }
   return Take(edge);
@@ -215,8 +244,17 @@ std::optional<Message> ShmTransport::TryReceive(int self, int from) {
 
 void ShmTransport::Release(int self, const Message& message) {
   Edge& edge = EdgeBetween(message.header.sender, self);
-  // Cannot fail: `free` holds slots_per_edge handles and only that many exist.
-  edge.free.push(message.slot);
+  // The lent messages are returned .. taken - 1, at most S of them, in slots n mod S.
+  if (message.slot != edge.returned % slots_per_edge_) {
+    edge.early[message.slot] = 1;  // an older one is still lent: credit it with that one
+    return;
+  }
+  do {
+    edge.early[edge.returned % slots_per_edge_] = 0;
+    ++edge.returned;
+  } while (edge.returned < edge.taken && edge.early[edge.returned % slots_per_edge_] != 0);
+  // release: our reads of the slots given back happen before the sender's next writes.
+  edge.granted.store(edge.returned + slots_per_edge_, std::memory_order_release);
   ports_[edge.from].bell.Ring();
 }
 

@@ -1,30 +1,39 @@
 // ShmTransport: the Transport (transport.h) between worker threads of one process.
 //
-// Per directed edge i -> j (DESIGN.md §5):
-//   - `slots_per_edge` message buffers ("slots") of one MessageHeader + max_payload bytes,
-//     allocated and first-touched by the receiver j in Bind(j), so they sit in j's NUMA node:
-//     the sender writes each message once across the interconnect, the reader reads it locally
-//     (and reads it more often: decode, mix).
-//   - `full`, a Boost.Lockfree spsc_queue i -> j of slot handles (small indices): the messages,
-//     in FIFO order. Producer: i (Send). Consumer: j (Receive).
-//   - `free`, a spsc_queue j -> i of slot handles i may fill: the sender's credit.
-//     Producer: j (Bind, Release). Consumer: i (Send).
-//   Each slot is always in exactly one place: `free`, being written by i, `full`, or lent to j.
-//   Only handles move through the queues; the payload is copied once, into the slot.
-// Per worker: a Doorbell (doorbell.h). Send rings the receiver's bell after pushing to `full`;
-// Release and Bind ring the sender's after pushing to `free`; a waiter spins briefly then
-// sleeps on its own bell. Hot path (Send, Receive, Release, Try*): no locks, no allocation.
+// Per directed edge i -> j (DESIGN.md §5), a ring of `slots_per_edge` = S message buffers
+// ("slots"), each one MessageHeader line + max_payload bytes, allocated and first-touched by the
+// receiver j in Bind(j), so they sit in j's NUMA node: the sender writes each message once
+// across the interconnect, the reader reads it locally (and more often: decode, mix).
+// Message n (counted from 0 on the edge) goes into slot n mod S. Three counters move it:
+//   - the slot's `ticket`, the first word of its header line: the sender stores n + 1 (release)
+//     once the message is written; the receiver waits for that value (acquire) to take it.
+//     The flag and the header share the line the receiver reads anyway.
+//   - `granted`: the receiver's credit, S + the number of messages it has given back in order
+//     (release); the sender may fill message n once n < granted (acquire).
+//   - `sent` (the sender's own) and `taken` (the receiver's own): plain counters.
+// Each slot is always in exactly one state: free (its last message given back), being written
+// by i, published (ticketed, not yet taken), or lent to j. A message released out of order is
+// noted and credited when the older ones come back: credit returns in sending order.
+// Why not a pair of queues of slot handles (what this was: Boost.Lockfree spsc_queue `full`
+// i -> j and `free` j -> i): each message then moved four queue indices and two handle cells
+// between the cores besides its own lines (docs/algorithms.md, "Tickets and asymmetric
+// fences", has what each change measured).
+// Per worker: a Doorbell (doorbell.h). Send rings the receiver's bell after the ticket;
+// Release and Bind ring the sender's after `granted`; a waiter spins briefly then sleeps on
+// its own bell. Hot path (Send, Receive, Release, Try*): no locks, no allocation.
 //
-// Memory ordering of a slot's contents: the sender writes header and payload, then pushes the
-// handle (spsc_queue::push stores its index with release); the receiver pops it (acquire load
-// of that index) before reading. Symmetrically, the receiver's last read of a slot is sequenced
-// before its push to `free`, and the sender's pop (acquire) precedes its next write: no slot is
-// ever read and written at once. Bind's allocation is published the same way: the slot array
-// pointer is written before the first handle is pushed to `free`, and read by the sender only
-// after it popped one, so a Send that comes before its receiver's Bind simply waits for credit.
+// Take prefetches the first lines of the payload it lends out, so they cross together.
+//
+// Memory ordering of a slot's contents: the sender writes header and payload, then stores the
+// ticket with release; the receiver loads it with acquire before reading. Symmetrically, the
+// receiver's last read of a slot is sequenced before its release store of `granted`, and the
+// sender's acquire load of `granted` precedes its next write of the slot: no slot is ever read
+// and written at once. Bind's allocation is published the same way: the slot array pointer is
+// written before `granted` first becomes S, and read by the sender only after it saw that, so
+// a Send that comes before its receiver's Bind simply waits for credit.
 //
 // Thread safety: as Transport. Construct and destroy while no worker is inside a method (e.g.
-// before the Crew starts, after it joined); the queues and bells are built by the constructor.
+// before the Crew starts, after it joined); the edges and bells are built by the constructor.
 #pragma once
 
 #include <atomic>
@@ -34,8 +43,6 @@
 #include <memory>
 #include <utility>
 #include <vector>
-
-#include <boost/lockfree/spsc_queue.hpp>
 
 #include "engine/src/channel/doorbell.h"
 #include "engine/src/channel/link.h"
@@ -83,23 +90,28 @@ class ShmTransport final : public Transport {
   double WallSeconds() const override;
 
  private:
-  using HandleQueue = boost::lockfree::spsc_queue<std::uint32_t>;
-
   struct alignas(kCacheLine) Edge {
-    Edge(int from_worker, int to_worker, std::uint32_t capacity)
-        : from(from_worker), to(to_worker), full(capacity), free(capacity) {}
+    Edge(int from_worker, int to_worker, std::uint32_t slots_per_edge)
+        : from(from_worker), to(to_worker), early(slots_per_edge, 0) {}
     const int from;
     const int to;
-    HandleQueue full;  // from -> to: filled slots, FIFO
-    HandleQueue free;  // to -> from: slots `from` may fill
-    // W: the receiver in Bind, before its first push to `free`; R: the sender after a pop
-    // from `free` (ordered by the queue), the receiver, and the destructor after all joined.
+    // W: the receiver in Bind, before `granted` first becomes nonzero; R: the sender after an
+    // acquire load of `granted` saw credit, the receiver, and the destructor after all joined.
     std::byte* slots = nullptr;
-    // W: the sender only, after each Send (load + store, no RMW: one writer); R: anyone.
-    // relaxed: statistics that order nothing (see ChannelCounters). Own line: the receiver
-    // never touches it, so the sender's stores do not bounce the queue indices' lines.
-    alignas(kCacheLine) std::atomic<std::uint64_t> messages{0};
+    // The sender's line. `sent`: W/R the sender only (messages written). `messages`, `bytes`:
+    // W the sender only (load + store, no RMW: one writer), R anyone; relaxed: statistics that
+    // order nothing (see ChannelCounters).
+    alignas(kCacheLine) std::uint64_t sent = 0;
+    std::atomic<std::uint64_t> messages{0};
     std::atomic<std::uint64_t> bytes{0};
+    // The receiver's line, W/R by the receiver only: messages taken, messages given back in
+    // order, and early[s] = 1 for a lent slot s given back before an older one.
+    alignas(kCacheLine) std::uint64_t taken = 0;
+    std::uint64_t returned = 0;
+    std::vector<std::uint8_t> early;
+    // W: the receiver (Bind, Release; release: the slots it gave back were read before);
+    // R: the sender (acquire, before writing a slot). Own line: the sender polls it.
+    alignas(kCacheLine) std::atomic<std::uint64_t> granted{0};
   };
 
   struct alignas(kCacheLine) Port {
@@ -113,9 +125,13 @@ class ShmTransport final : public Transport {
   std::byte* SlotAt(const Edge& edge, std::uint32_t slot) const {
     return edge.slots + static_cast<std::size_t>(slot) * slot_stride_;
   }
-  void Fill(Edge& edge, std::uint32_t slot, const MessageHeader& header,
-            std::span<const std::byte> payload);
-  Message Take(Edge& edge);                     // pops the front handle (\pre one is there)
+  std::byte* FrontSlot(const Edge& edge) const {  // the receiver's next message's slot
+    return SlotAt(edge, static_cast<std::uint32_t>(edge.taken % slots_per_edge_));
+  }
+  bool HasCredit(const Edge& edge) const;  // the sender may fill message `sent`
+  bool Arrived(const Edge& edge) const;    // the receiver's next message is published
+  void Fill(Edge& edge, const MessageHeader& header, std::span<const std::byte> payload);
+  Message Take(Edge& edge);                // takes the next message (\pre it arrived)
   bool Due(const Edge& edge) const;             // realtime: front message's due time has come
   bool HoldUntilDue(Edge& edge);                // realtime: sleeps until then; false: aborted
   void CheckPayload(const Edge& edge, std::size_t bytes) const;
