@@ -176,7 +176,10 @@ class GossipPeriod {
   static constexpr std::uint64_t kDriftMinRoundsPerEpoch = 4;
   // What a calibration cannot see: handing a message to a neighbour through the transport and
   // waiting for its own (doorbell, cache-line transfers, a neighbour a little behind). Measured
-  // on a9a (2 workers, ring): a round of 123 floats took about 2 us against a 0.1 us mix.
+  // on a9a (2 workers, ring): a round of 123 floats took about 2 us against a 0.1 us mix. Since
+  // the ticketed channel (docs/algorithms.md, "Tickets and asymmetric fences") such a round
+  // measures 0.7-0.9 us; the constant is kept (lowering it would move the automatic K of small
+  // models; not measured).
   static constexpr double kRoundLatencyS = 2e-6;
 
   // `configured`: TrainConfig::gossip_every (>= 1 fixed, kGossipEveryAuto); `min_rounds`: the
