@@ -209,10 +209,10 @@ class GossipPeriod {
   // it before growing). So inside any epoch that starts with K held at the limit every worker
   // copies the period and (after a first window of the run it does not judge) each
   // kProbeRounds rounds feeds the drift of the window just run to Probe, which grows the limit
-  // at most kProbeGrowth-fold (not 64-fold as between
-  // epochs: a window is a few rounds). The workers agree without a barrier (RoundReplicas,
-  // "Probes"); probing stops at the first window that does not grow K. Measured windows: Zipf
-  // 0.56, 0.39, 0.39 (K 8 -> 64 -> 512 -> the cost rule's); dcd_ring 1.1 at K = 8 (holds).
+  // at most kProbeGrowth-fold (not 64-fold as between epochs: a window is a few rounds). The
+  // workers agree without a barrier (RoundReplicas, "Probes"); probing stops at the first
+  // window that does not grow K. Measured windows: Zipf 0.56, 0.39, 0.39 (K 8 -> 64 -> 512 ->
+  // the cost rule's); dcd_ring 1.1 at K = 8 (holds).
   static constexpr std::uint64_t kProbeRounds = 8;
   static constexpr std::uint64_t kProbeGrowth = 8;
   // Whether the drift rule's limit is what holds K below the cost rule's (dcd, ecd, automatic).
@@ -222,8 +222,8 @@ class GossipPeriod {
   // A probe's step, from every worker's times over one window of rounds: the drift rule on
   // their drift, the cost rule on their costs (as Measure: the calibration prices a dense mix
   // only, and asked K = 1,759 on the Zipf set where the measured rounds ask for the cap), and
-  // K under both. Returns true while probing
-  // should go on (K grew and the drift limit still binds).
+  // K under both. Returns true while probing should go on (K grew and the drift limit still
+  // binds).
   bool Probe(std::span<const RoundTimes> window) {
     if (!DriftLimited()) return false;
     const std::uint64_t before = every_;
