@@ -7,6 +7,7 @@ hardware speed).
    --lr 0.25, --epochs 10 (or --epochs); samples/s relative to hogwild's and the final
    objective relative to hogwild's, and the period K and gossip share the automatic period
    settled on in the last epoch (an automatic K that moved shows as "final (least-most)").
+   With --before BINARY every row runs with that binary too, in the same loop.
 2. a9a (../shared/data/a9a), 2 threads: hogwild vs dpsgd --gossip-every 1 (every step: the
    cost of a round itself).
 3. Fashion-MNIST (Debian's dataset-fashion-mnist), --model mlp --hidden 256,128 --batch 16
@@ -14,7 +15,7 @@ hardware speed).
    replica mode at its defaults against hogwild++ (the baseline) and hogwild, with test
    accuracy (points against hogwild++'s) and the mean round's time split (microseconds:
    compute between rounds, encode, wait, decode, mix; metrics round_*_us). A run that fails
-   (ecd diverges with qsgd:8 on this model) is reported as such.
+   (ecd diverges with qsgd:8 on this model) is reported as such. --before as in 1.
 4. local's sparse rounds (--only local): the Zipf set as in 1, hogwild against local at its
    automatic period and at --gossip-every 16, and a9a against local --gossip-every 1; with
    --before BINARY (e.g. a build of main) local runs with that binary too, in the same loop.
@@ -112,6 +113,14 @@ def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
               f"{summary.get('bytes_sent', 0) / 1e6:>9.1f}   {split}")
 
 
+def with_before(args, label, extra, before_extra=()):
+    """The row, and with --before its twin run by that binary (label "(before)")."""
+    rows = [(label, extra)]
+    if args.before:
+        rows.append((label + " (before)", [*extra, *before_extra], args.before))
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corral", default="build/engine/cli/corral")
@@ -122,7 +131,8 @@ def main():
     parser.add_argument("--mlp-epochs", type=int, default=3)
     parser.add_argument("--only", choices=["zipf", "a9a", "mlp", "local", "lagged", "rounds"],
                         help="run one part only")
-    parser.add_argument("--before", help="local's, lagged's and rounds' parts: a second corral binary to run with")
+    parser.add_argument("--before", help="a second corral binary: every row of the zipf, mlp, local and rounds "
+                        "parts, and lagged's automatic rows, run with it too, in the same loop")
     parser.add_argument("--periods", default="8,64,512,4096",
                         help="dcd's and ecd's part: the fixed --gossip-every values")
     args = parser.parse_args()
@@ -144,18 +154,12 @@ def main():
 
 
 def rounds_part(args, tmp):
-    def with_before(label, extra, before_extra=()):
-        rows = [(label, extra)]
-        if args.before:
-            rows.append((label + " (before)", [*extra, *before_extra], args.before))
-        return rows
-
     a9a = a9a_set(args, "cheap rounds: ")
     if a9a is not None:
         common = ["--threads", str(args.threads), "--epochs", str(args.epochs), "--lr", "0.25"]
         compare(args.corral, a9a, common, [
-            *with_before("hogwild", ["--algo", "hogwild"]),
-            *with_before("dpsgd --gossip-every 1", ["--algo", "dpsgd", "--gossip-every", "1"],
+            *with_before(args, "hogwild", ["--algo", "hogwild"]),
+            *with_before(args, "dpsgd --gossip-every 1", ["--algo", "dpsgd", "--gossip-every", "1"],
                          ["--time-limit", "30"]),
         ], args.repeat, tmp)
     zipf = zipf_set.make(args.corral, os.path.join(tmp, "zipf.cache"))
@@ -164,8 +168,8 @@ def rounds_part(args, tmp):
               f"(median of {args.repeat})")
         common = ["--threads", str(threads), "--epochs", str(args.epochs), "--lr", "0.25"]
         compare(args.corral, zipf, common, [
-            *with_before("hogwild", ["--algo", "hogwild"]),
-            *with_before("adpsgd", ["--algo", "adpsgd"]),
+            *with_before(args, "hogwild", ["--algo", "hogwild"]),
+            *with_before(args, "adpsgd", ["--algo", "adpsgd"]),
         ], args.repeat, tmp)
 
 
@@ -173,7 +177,7 @@ def zipf_part(args, common, tmp):
     zipf = zipf_set.make(args.corral, os.path.join(tmp, "zipf.cache"))
     print(f"Zipf set, {args.threads} threads, {args.epochs} epochs, --lr 0.25, defaults "
           f"otherwise (median of {args.repeat})")
-    compare(args.corral, zipf, common, [
+    rows = [
         ("hogwild", ["--algo", "hogwild"]),
         ("dpsgd", ["--algo", "dpsgd"]),
         ("local", ["--algo", "local"]),
@@ -183,7 +187,9 @@ def zipf_part(args, common, tmp):
         ("choco topk:0.01", ["--algo", "choco", "--compress", "topk:0.01"]),
         ("adpsgd", ["--algo", "adpsgd"]),
         ("dpsgd --gossip-every 64", ["--algo", "dpsgd", "--gossip-every", "64"]),
-    ], args.repeat, tmp)
+    ]
+    compare(args.corral, zipf, common, [twin for row in rows for twin in with_before(args, *row)],
+            args.repeat, tmp)
 
 
 def a9a_set(args, title):
@@ -209,26 +215,20 @@ def a9a_part(args, common, tmp):
 
 
 def local_part(args, common, tmp):
-    def with_before(label, extra):
-        rows = [(label, extra)]
-        if args.before:
-            rows.append((label + " (before)", extra, args.before))
-        return rows
-
     zipf = zipf_set.make(args.corral, os.path.join(tmp, "zipf.cache"))
     print(f"\nlocal's sparse rounds: Zipf set, {args.threads} threads, {args.epochs} epochs, "
           f"--lr 0.25 (median of {args.repeat})")
     compare(args.corral, zipf, common, [
         ("hogwild", ["--algo", "hogwild"]),
-        *with_before("local", ["--algo", "local"]),
-        *with_before("local --gossip-every 16", ["--algo", "local", "--gossip-every", "16"]),
+        *with_before(args, "local", ["--algo", "local"]),
+        *with_before(args, "local --gossip-every 16", ["--algo", "local", "--gossip-every", "16"]),
     ], args.repeat, tmp)
     a9a = a9a_set(args, "local's sparse rounds: ")
     if a9a is None:
         return
     compare(args.corral, a9a, common, [
         ("hogwild", ["--algo", "hogwild"]),
-        *with_before("local --gossip-every 1", ["--algo", "local", "--gossip-every", "1"]),
+        *with_before(args, "local --gossip-every 1", ["--algo", "local", "--gossip-every", "1"]),
     ], args.repeat, tmp)
 
 
@@ -259,7 +259,7 @@ def mlp_part(args, tmp):
               "--threads", str(args.threads), "--epochs", str(args.mlp_epochs)]
     print(f"\nFashion-MNIST, mlp 256,128, batch 16, --lr 0.05, {args.threads} threads, "
           f"{args.mlp_epochs} epochs, defaults otherwise (median of {args.repeat})")
-    compare(args.corral, train, common, [
+    rows = [
         ("hogwild++", ["--algo", "hogwild++"]),
         ("hogwild", ["--algo", "hogwild"]),
         ("dpsgd", ["--algo", "dpsgd"]),
@@ -269,7 +269,9 @@ def mlp_part(args, tmp):
         ("choco", ["--algo", "choco"]),
         ("adpsgd", ["--algo", "adpsgd"]),
         ("sync", ["--algo", "sync"]),
-    ], args.repeat, tmp, accuracy=True)
+    ]
+    compare(args.corral, train, common, [twin for row in rows for twin in with_before(args, *row)],
+            args.repeat, tmp, accuracy=True)
 
 
 if __name__ == "__main__":

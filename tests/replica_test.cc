@@ -155,6 +155,11 @@ TEST(Mixing, SumsInTheGivenOrderAcrossBlocks) {
   EXPECT_NEAR(internal::ConsensusDistance(replicas), expected / 2, 1e-9 * expected);
 }
 
+// The automatic period's tests below cap K at an epoch's steps / 16 (1,000 of 16,000 steps):
+// GossipPeriod takes the least rounds per epoch from its mode (the synchronous modes' 4 at the
+// end of PricesSparseRoundsByTheirChanges, adpsgd's 16).
+constexpr std::uint64_t kSixteenRounds = 16;
+
 // The automatic period's rule (gossip_period.h), on given times: K is the smallest period whose
 // rounds take at most 5% of the time, capped by an epoch's steps / 16 and a mode's own limit;
 // after an epoch K stays while the measured share is inside [2.5%, 10%] and follows the
@@ -162,13 +167,13 @@ TEST(Mixing, SumsInTheGivenOrderAcrossBlocks) {
 TEST(GossipPeriod, AimsAtFivePercentWithAHysteresisBand) {
   using internal::GossipPeriod;
   using internal::RoundTimes;
-  const GossipPeriod open(kGossipEveryAuto, 16'000);  // cap 1,000
+  const GossipPeriod open(kGossipEveryAuto, 16'000, kSixteenRounds);  // cap 1,000
   EXPECT_EQ(open.ForCosts(1.0, 0.7), 28u);     // ceil(0.95 / (0.05 * 0.7)) = ceil(27.1)
   EXPECT_EQ(open.ForCosts(1.0, 0.3), 64u);     // ceil(63.3)
   EXPECT_EQ(open.ForCosts(1.0, 1e-6), 1000u);  // the epoch's cap
   EXPECT_EQ(open.ForCosts(1e-3, 1.0), 1u);
 
-  GossipPeriod period(kGossipEveryAuto, 16'000);
+  GossipPeriod period(kGossipEveryAuto, 16'000, kSixteenRounds);
   // Two workers calibrated: the slowest round plus the hand-off (2.5 s) and the mean step
   // (0.7 s): K = ceil(67.9).
   const RoundTimes calibrated[] = {
@@ -193,7 +198,7 @@ TEST(GossipPeriod, AimsAtFivePercentWithAHysteresisBand) {
   EXPECT_TRUE(period.Measure(below));
   EXPECT_EQ(period.every(), 11u);  // ceil(0.1 * 0.95 / (0.05 * 99 / 570)) = ceil(10.94)
 
-  GossipPeriod fixed(4, 16'000);
+  GossipPeriod fixed(4, 16'000, kSixteenRounds);
   EXPECT_FALSE(fixed.Measure(above));
   EXPECT_EQ(fixed.every(), 4u);
 }
@@ -246,7 +251,7 @@ TEST(DriftRule, HoldsWhereTheDriftIsModerateAndFallsBackWhereItJumps) {
 TEST(GossipPeriod, WatchingDriftTakesTheLesserOfTheCostAndDriftLimits) {
   using internal::GossipPeriod;
   using internal::RoundTimes;
-  GossipPeriod period(kGossipEveryAuto, 16'000);  // cap 1,000
+  GossipPeriod period(kGossipEveryAuto, 16'000, kSixteenRounds);  // cap 1,000
   period.WatchDrift();
   const RoundTimes calibrated[] = {{.calib_round_s = 1.0, .calib_step_s = 1e-6}};
   period.Start(calibrated);
@@ -259,7 +264,7 @@ TEST(GossipPeriod, WatchingDriftTakesTheLesserOfTheCostAndDriftLimits) {
   EXPECT_EQ(period.every(), 1000u);  // the cost rule's cap
   EXPECT_TRUE(period.Measure(epoch, 3.0));
   EXPECT_EQ(period.every(), 512u);
-  GossipPeriod fixed(16, 16'000);  // a fixed K never moves
+  GossipPeriod fixed(16, 16'000, kSixteenRounds);  // a fixed K never moves
   fixed.WatchDrift();
   EXPECT_FALSE(fixed.Measure(epoch, 3.0));
   EXPECT_EQ(fixed.every(), 16u);
@@ -280,7 +285,7 @@ TEST(GossipPeriod, ProbesGrowEightFoldUntilAWindowDoesNotGrow) {
     return std::vector<RoundTimes>{one, one};
   };
   const RoundTimes dear_rounds[] = {{.calib_round_s = 1.0, .calib_step_s = 1e-6}};  // cost: the cap
-  GossipPeriod period(kGossipEveryAuto, 16'000);  // cap 1,000
+  GossipPeriod period(kGossipEveryAuto, 16'000, kSixteenRounds);  // cap 1,000
   period.WatchDrift();
   period.Start(dear_rounds);
   ASSERT_TRUE(period.DriftLimited());
@@ -291,7 +296,7 @@ TEST(GossipPeriod, ProbesGrowEightFoldUntilAWindowDoesNotGrow) {
   EXPECT_FALSE(period.Probe(window(1.2)));  // moderate: holds, probing ends
   EXPECT_EQ(period.every(), 512u);
 
-  GossipPeriod jumping(kGossipEveryAuto, 16'000);
+  GossipPeriod jumping(kGossipEveryAuto, 16'000, kSixteenRounds);
   jumping.WatchDrift();
   jumping.Start(dear_rounds);
   EXPECT_TRUE(jumping.Probe(window(0.5)));
@@ -299,7 +304,7 @@ TEST(GossipPeriod, ProbesGrowEightFoldUntilAWindowDoesNotGrow) {
   EXPECT_EQ(jumping.every(), 8u);
 
   const RoundTimes cheaper_rounds[] = {{.calib_round_s = 3e-6, .calib_step_s = 1e-6}};  // cost: 95
-  GossipPeriod repriced(kGossipEveryAuto, 16'000);
+  GossipPeriod repriced(kGossipEveryAuto, 16'000, kSixteenRounds);
   repriced.WatchDrift();
   repriced.Start(cheaper_rounds);
   EXPECT_TRUE(repriced.Probe(window(0.5)));
@@ -309,20 +314,20 @@ TEST(GossipPeriod, ProbesGrowEightFoldUntilAWindowDoesNotGrow) {
   EXPECT_FALSE(repriced.Probe(window(0.5)));
   EXPECT_EQ(repriced.every(), 1000u);
 
-  GossipPeriod near_cap(kGossipEveryAuto, 320);  // cap 20
+  GossipPeriod near_cap(kGossipEveryAuto, 320, kSixteenRounds);  // cap 20
   near_cap.WatchDrift();
   near_cap.Start(dear_rounds);
   EXPECT_FALSE(near_cap.Probe(window(0.5)));  // 8 -> the cap: the drift limit no longer binds
   EXPECT_EQ(near_cap.every(), 20u);
 
   const RoundTimes cheap_rounds[] = {{.calib_round_s = 1e-7, .calib_step_s = 1e-3}};  // cost: K = 1
-  GossipPeriod cheap(kGossipEveryAuto, 16'000);
+  GossipPeriod cheap(kGossipEveryAuto, 16'000, kSixteenRounds);
   cheap.WatchDrift();
   cheap.Start(cheap_rounds);
   EXPECT_LT(cheap.every(), 8u);
   EXPECT_FALSE(cheap.DriftLimited());
   EXPECT_FALSE(cheap.Probe(window(0.1)));  // the cost rule binds: no probe starts
-  GossipPeriod fixed(8, 16'000);
+  GossipPeriod fixed(8, 16'000, kSixteenRounds);
   fixed.WatchDrift();
   EXPECT_FALSE(fixed.DriftLimited());
 }
@@ -346,11 +351,11 @@ TEST(KnowledgeLag, IsTheRoundsAMessageChainTakesToReachEveryWorker) {
 // m). A round whose work per step (c1 r) fits in the share takes the sparse branch; one that
 // does not lands where the rounds are dense and cost c0 + c1 m; c1 = 0 is the constant rule.
 // Measure prices an epoch's rounds from their wait (c0), their work per carried coordinate
-// (c1) and the changes per step (r). local's cap keeps 4 rounds per epoch, not 16.
+// (c1) and the changes per step (r). The synchronous modes' cap keeps 4 rounds per epoch.
 TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
   using internal::GossipPeriod;
   using internal::RoundTimes;
-  GossipPeriod open(kGossipEveryAuto, 16'000);  // cap 1,000
+  GossipPeriod open(kGossipEveryAuto, 16'000, kSixteenRounds);  // cap 1,000
   open.PriceChanges(100);                              // dense beyond 100 changes
   EXPECT_EQ(open.ForRoundCost(1.0, 0.001, 1, 1.0), 20u);  // sparse: ceil(0.95 / (0.05 - 0.95e-3)) = ceil(19.37)
   EXPECT_EQ(open.ForRoundCost(1.3, 0.1, 1, 1.0), 215u);   // c1 r > tau s: dense, ceil(11.3 x 19) = ceil(214.7)
@@ -366,7 +371,7 @@ TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
     return RoundTimes{.round_s = round_s, .encode_s = work_s / 2, .mix_s = work_s / 2, .epoch_s = 100,
                       .rounds = 10, .steps = 370, .changed = 200};
   };
-  GossipPeriod waits(kGossipEveryAuto, 16'000);
+  GossipPeriod waits(kGossipEveryAuto, 16'000, kSixteenRounds);
   waits.PriceChanges(100);
   waits.Start(calibrated);
   EXPECT_EQ(waits.every(), 37u);  // the calibration prices a dense round: ceil(1.9 x 19) = ceil(36.1)
@@ -374,7 +379,7 @@ TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
   // c0 = 1.998, c1 = 1e-4, r = 20 / 37, s = 160 / 740: sparse, ceil(176.4).
   EXPECT_TRUE(waits.Measure(waited));
   EXPECT_EQ(waits.every(), 177u);
-  GossipPeriod works(kGossipEveryAuto, 16'000);
+  GossipPeriod works(kGossipEveryAuto, 16'000, kSixteenRounds);
   works.PriceChanges(100);
   works.Start(calibrated);
   const RoundTimes worked[] = {epoch(30, 5), epoch(30, 5)};
@@ -382,14 +387,14 @@ TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
   EXPECT_TRUE(works.Measure(worked));
   EXPECT_EQ(works.every(), 503u);
   // Unpriced (every mode but local), the same epoch is the constant rule: c = 3, ceil(301.3).
-  GossipPeriod flat(kGossipEveryAuto, 16'000);
+  GossipPeriod flat(kGossipEveryAuto, 16'000, kSixteenRounds);
   flat.Start(calibrated);
   EXPECT_TRUE(flat.Measure(worked));
   EXPECT_EQ(flat.every(), 302u);
   // Rounds that were all dense (100 changes each) only bound r from below: the constant rule
   // too, rather than a sparse K the epoch cannot vouch for (c0 + c1 r K would be 1.998 + 0.02 K
   // / 37 here: K = 177 as above).
-  GossipPeriod dense(kGossipEveryAuto, 16'000);
+  GossipPeriod dense(kGossipEveryAuto, 16'000, kSixteenRounds);
   dense.PriceChanges(100);
   dense.Start(calibrated);
   RoundTimes saturated = epoch(20, 0.02);
@@ -398,8 +403,8 @@ TEST(GossipPeriod, PricesSparseRoundsByTheirChanges) {
   EXPECT_TRUE(dense.Measure(all_dense));
   EXPECT_EQ(dense.every(), 176u);  // c = 2, s = 160 / 740: ceil(175.75)
 
-  const GossipPeriod local(kGossipEveryAuto, 16'000, GossipPeriod::kLocalMinRoundsPerEpoch);
-  EXPECT_EQ(local.ForCosts(1.0, 1e-6), 4'000u);  // an epoch's steps / 4
+  const GossipPeriod synchronous(kGossipEveryAuto, 16'000, GossipPeriod::kMinRoundsPerEpoch);
+  EXPECT_EQ(synchronous.ForCosts(1.0, 1e-6), 4'000u);  // an epoch's steps / 4
 }
 
 // local at its automatic period: every epoch reports the K it ran with, at most an epoch's

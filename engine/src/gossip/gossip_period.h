@@ -17,10 +17,9 @@
 //  - after each epoch, from what the epoch measured (Measure: the wall time inside rounds and
 //    in the whole epoch, per worker), when the share left the band [kLow, kHigh] (hysteresis:
 //    a share that drifts inside the band keeps K, so K does not flap with timing noise).
-// K never exceeds an epoch's steps / kMinRoundsPerEpoch (local: kLocalMinRoundsPerEpoch; dcd,
-// ecd: kDriftMinRoundsPerEpoch), so
-// the replicas still meet a few times per epoch, nor, for dcd and ecd, the drift rule's limit
-// (DriftRule below: WatchDrift). An automatic K makes results depend on timing: tests that
+// K never exceeds an epoch's steps / the mode's least rounds per epoch (the synchronous modes:
+// kMinRoundsPerEpoch), so the replicas still meet a few times per epoch, nor, for dcd and ecd,
+// the drift rule's limit (DriftRule below: WatchDrift). An automatic K makes results depend on timing: tests that
 // compare parameters bit for bit set K explicitly.
 //
 // Why 5% (and the band [2.5%, 10%] around it). With a target of 10% and the band [4%, 20%]
@@ -29,8 +28,8 @@
 // 0.8% of the final objective (K 80: accuracy 0.8618, objective 0.3319; K 160: 0.8627,
 // 0.3344; K 320: 0.8613, 0.3391) for 1.2-1.3x the samples/s, so a given objective is reached
 // sooner. On the sparse sets (Zipf, a9a) the cap binds on a loaded 2-core machine (shares
-// 40-95% at K = an epoch's steps / 16: waiting for a descheduled neighbour), so the target
-// does not matter there. Measurements in docs/algorithms.md.
+// 40-95% at K = an epoch's steps / 16, the cap then: waiting for a descheduled neighbour), so
+// the target does not matter there. Measurements in docs/algorithms.md.
 //
 // Thread safety: RoundTimes and the calibration are owner-only during an epoch (the coordinator
 // reads them while the workers are parked); GossipPeriod is coordinator-only.
@@ -160,20 +159,20 @@ class GossipPeriod {
   static constexpr double kTargetShare = 0.05;
   static constexpr double kLow = 0.025;
   static constexpr double kHigh = 0.1;
-  static constexpr std::uint64_t kMinRoundsPerEpoch = 16;
-  // local's exact averages (every replica leaves a round equal to the others) need fewer
-  // meetings: at 2 workers its final objective did not move with K from 16 to an epoch's
-  // steps on the Zipf set (1.0064-1.0065 x hogwild's) nor test accuracy from 117 to 1,875 on
-  // Fashion-MNIST's MLP (0.8601-0.8631), while on a loaded machine every round costs a wait
-  // for a descheduled neighbour: at 4 rounds per epoch (K 25,000) local ran at 0.735x
-  // hogwild's samples/s against 0.58x at 16 (docs/algorithms.md, "local's period").
-  static constexpr std::uint64_t kLocalMinRoundsPerEpoch = 4;
-  // dcd and ecd, whose automatic K the drift rule already keeps where the lag does no harm:
-  // on the Zipf set (2 workers, 10 epochs) their final objective was 1.0064-1.0065x hogwild's
-  // at every fixed K from 6,250 (16 rounds an epoch) to 25,000 (4), while the rounds' share
-  // fell from 45% to 26-29% and the speed rose from 0.66-0.68x hogwild's to 0.78-0.82x
-  // (docs/algorithms.md, "Probes").
-  static constexpr std::uint64_t kDriftMinRoundsPerEpoch = 4;
+  // The synchronous replica modes (RoundReplicas: dpsgd, local, dcd, ecd, choco) meet at least
+  // 4 times an epoch under an automatic K. It binds where rounds are dear against steps (large
+  // sparse models: the Zipf set, 2 workers, K 25,000), and there every meeting costs a wait for
+  // a descheduled neighbour on a loaded machine. What was measured for each (docs/algorithms.md,
+  // "local's period", "Probes", "choco's and dpsgd's cap"):
+  //  - local's exact averages: final objective flat in K from 16 to an epoch's steps (Zipf),
+  //    test accuracy from K 117 to 1,875 (Fashion-MNIST's MLP); 0.735x hogwild's samples/s at
+  //    4 rounds an epoch against 0.58x at 16;
+  //  - dcd and ecd, whose lagged own steps the drift rule already watches: objective
+  //    1.0064-1.0065x hogwild's at every K from 6,250 (16 an epoch) to 25,000 (4) on Zipf;
+  //  - choco and dpsgd mix this round's messages (no lag to amplify): on dcd_ring's problem,
+  //    where dcd turns unstable at K = 62-125, their objective stayed within 0.15% of K = 1's up
+  //    to about one round an epoch (4 and 8 workers, qsgd, topk, sign).
+  static constexpr std::uint64_t kMinRoundsPerEpoch = 4;
   // What a calibration cannot see: handing a message to a neighbour through the transport and
   // waiting for its own (doorbell, cache-line transfers, a neighbour a little behind). Measured
   // on a9a (2 workers, ring): a round of 123 floats took about 2 us against a 0.1 us mix. Since
@@ -183,10 +182,10 @@ class GossipPeriod {
   static constexpr double kRoundLatencyS = 2e-6;
 
   // `configured`: TrainConfig::gossip_every (>= 1 fixed, kGossipEveryAuto); `min_rounds`: the
-  // rounds per epoch an automatic K keeps at least (kMinRoundsPerEpoch; local:
-  // kLocalMinRoundsPerEpoch; dcd, ecd: kDriftMinRoundsPerEpoch). A fixed K is never capped.
+  // rounds per epoch an automatic K keeps at least (the synchronous modes: kMinRoundsPerEpoch;
+  // adpsgd: its own). A fixed K is never capped.
   GossipPeriod() = default;  // fixed, every step
-  GossipPeriod(int configured, std::uint64_t steps_per_epoch, std::uint64_t min_rounds = kMinRoundsPerEpoch)
+  GossipPeriod(int configured, std::uint64_t steps_per_epoch, std::uint64_t min_rounds)
       : automatic_(configured < 1),
         every_(configured >= 1 ? static_cast<std::uint64_t>(configured) : 1),
         cost_(every_),

@@ -306,16 +306,11 @@ class RoundReplicas {
       }
     }
     steps_per_epoch_ = StepsPerEpoch(plan.held.total, plan.workers, Batch());
+    period_ = GossipPeriod(plan.config.gossip_every, steps_per_epoch_, GossipPeriod::kMinRoundsPerEpoch);
+    // dcd's and ecd's automatic K is at most the drift rule's limit (DriftRule, gossip_period.h:
+    // their own steps enter a round unmixed).
     const Algorithm a = plan.config.algorithm;
-    // dcd's and ecd's automatic K is at most the drift rule's limit (DriftRule,
-    // gossip_period.h: their own steps enter a round unmixed), which lets them meet as rarely as
-    // local, 4 times an epoch, where the drift stays small.
-    const bool drift = a == Algorithm::kDcd || a == Algorithm::kEcd;
-    period_ = GossipPeriod(plan.config.gossip_every, steps_per_epoch_,
-                           a == Algorithm::kLocal ? GossipPeriod::kLocalMinRoundsPerEpoch
-                           : drift                ? GossipPeriod::kDriftMinRoundsPerEpoch
-                                                  : GossipPeriod::kMinRoundsPerEpoch);
-    if (drift) period_.WatchDrift();
+    if (a == Algorithm::kDcd || a == Algorithm::kEcd) period_.WatchDrift();
     if (period_.watches_drift() && !Across()) {
       probe_lag_ = KnowledgeLag(topology_, kMostProbeLag);
       if (probe_lag_) probe_records_.resize(kMostProbes * static_cast<std::size_t>(plan.workers));

@@ -136,7 +136,9 @@ class AdpsgdMode {
     }
     if (!edges_.empty()) self.diff.resize(self.x.size());
     const std::uint64_t steps = (EpochLength(w) + Batch() - 1) / Batch();
-    self.period = GossipPeriod(plan_.config.gossip_every, steps);
+    // An automatic K keeps at least kMinAveragesPerEpoch of a worker's averages per epoch: 16
+    // (the synchronous modes meet at least 4 times; random pairwise averages not measured so).
+    self.period = GossipPeriod(plan_.config.gossip_every, steps, kMinAveragesPerEpoch);
     if (self.period.automatic()) {
       Calibrate(self);
       self.period.Start(std::span<const RoundTimes>(&self.times, 1));
@@ -308,6 +310,8 @@ class AdpsgdMode {
   std::span<float> Replica(int w) { return workers_[w].x; }
 
  private:
+  static constexpr std::uint64_t kMinAveragesPerEpoch = 16;  // an automatic K's least (Setup)
+
   // Thread safety: owner-only during an epoch (x: see the header); the coordinator reads it
   // while the workers are parked.
   // HogwildWorker: a shard, or with a hot head its split rows (relaid out per epoch) and the
