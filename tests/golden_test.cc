@@ -180,7 +180,8 @@ std::map<std::string, Entry> Runs() {
         if (search && p.model != ModelKind::kLogistic) continue;
         // dcd's and ecd's automatic period (their default) is measured, and with local steps
         // even one worker's result depends on K (Q applies at rounds only): every step, as
-        // stored.
+        // stored. dpsgd's, local's and choco's one worker does not depend on K (replica_test.cc,
+        // LocalSteps.OneWorkerAtBatchOneIsHogwildsLoopAtEveryK): their automatic period stays.
         const TrainConfig config{.algorithm = a, .model = p.model, .l2 = 1e-3f, .threads = 1,
                                  .epochs = 2, .hidden = {8}, .rank = 3,
                                  .lr = search ? 0.0f : p.lr, .seed = 3, .pin = Pin::kNone,

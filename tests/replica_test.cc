@@ -448,6 +448,37 @@ TEST(Dpsgd, OneWorkerIsSerialSgdBitForBit) {
   EXPECT_EQ(b.bytes_sent, 0u);
 }
 
+// A linear model at batch 1 with local steps (--gossip-every other than 1): a local step is
+// hogwild's own (LinearStep) and a round's step the same arithmetic (RoundReplicas::Descend),
+// so one worker is hogwild's serial loop bit for bit at every K, the automatic one included
+// (with one worker every mix is the identity). Fails if a round's step and a local step differ
+// by a rounding: the result would then depend on where the rounds fall.
+TEST(LocalSteps, OneWorkerAtBatchOneIsHogwildsLoopAtEveryK) {
+  const SyntheticSplit data = testing::SmallProblem();
+  for (const ModelKind m : {ModelKind::kLogistic, ModelKind::kHinge, ModelKind::kSquared}) {
+  const TrainConfig serial{.algorithm = Algorithm::kHogwild, .model = m, .l2 = kL2, .threads = 1, .epochs = 2,
+                           .lr = 0.05f, .seed = 3, .pin = Pin::kNone, .hot_coords = 0};
+  const TrainResult want = Train(data.train, nullptr, serial);
+  for (const Algorithm a : {Algorithm::kDpsgd, Algorithm::kLocal, Algorithm::kChoco}) {
+    for (const MixOrder order : {MixOrder::kMixThenStep, MixOrder::kStepThenMix}) {
+      if (a != Algorithm::kDpsgd && order == MixOrder::kStepThenMix) continue;
+      for (const int every : {2, 7, 1000, kGossipEveryAuto}) {
+        TrainConfig replica = serial;
+        replica.algorithm = a;
+        replica.gossip_every = every;
+        replica.mix_order = order;
+        replica.hot_coords = -1;  // the default; replica modes take none
+        const TrainResult got = Train(data.train, nullptr, replica);
+        ASSERT_EQ(got.params.size(), want.params.size());
+        for (std::size_t u = 0; u < want.params.size(); ++u) {
+          ASSERT_EQ(got.params[u], want.params[u]) << ToString(m) << " " << ToString(a) << " " << ToString(order) << " K " << every << " coordinate " << u;
+        }
+      }
+    }
+  }
+  }
+}
+
 TEST(Dpsgd, SixteenWorkersOnARingCountEveryByte) {
   const SyntheticSplit data = testing::SmallProblem();
   const TrainResult r = Train(data.train, nullptr,

@@ -2,13 +2,14 @@
 // What the synchronous replica modes share (DESIGN.md §2, §5): D-PSGD and local SGD
 // (modes/dpsgd.h), DCD-PSGD, ECD-PSGD and CHOCO-SGD (modes/compressed_gossip.h). A mode
 // derives from RoundReplicas, supplies its per-worker State (a RoundWorker plus its memories)
-// and what a step does after the gradient; RoundReplicas owns the rest: the topology, links and
-// transport built once from the run plan, the workers' common setup, the epoch loop, and what
-// the coordinator reads (positions, samples, the replicas' mean, consensus, virtual time, bytes).
+// and what a step does (StepInPlace, or Gradient and Descend); RoundReplicas owns the rest: the
+// topology, links and transport built once from the run plan, the workers' common setup, the
+// epoch loop, and what the coordinator reads (positions, samples, the replicas' mean,
+// consensus, virtual time, bytes).
 //
 // Every worker owns a replica x_i, allocated and first-touched on its own thread (NUMA-local).
-// A step draws `--batch` rows of the worker's shard and computes g_i at x_i; the mode then
-// steps and, on round steps, exchanges one message with the recipients of its topology row
+// A step draws `--batch` rows of the worker's shard and takes g_i at x_i; the mode applies it
+// and, on round steps, exchanges one message with the recipients of its topology row
 // (ExchangeRound, gossip_round.h: no global barrier, a worker waits only for its neighbours).
 // Memory: the transport keeps 2 message slots per directed edge, on the receiver.
 //
@@ -174,6 +175,8 @@ struct RoundWorker : ShardWorker<M> {
   // A linear model at batch 1 (the fused step, see Descend): this step's row and loss
   // derivative at x_i stand for its gradient, and `grad` stays empty.
   RowGradient fused;
+  // A linear model at batch 1 with local steps (StepInPlace): this epoch's 1 / (1 + eta l2_u).
+  std::vector<float> shrink;
   std::uint64_t step = 0;              // steps taken in all epochs (equal on all workers)
   std::uint64_t round = 0;             // rounds done (equal on all workers)
   std::uint64_t every = 1;             // steps between rounds in this epoch (GossipPeriod)
@@ -367,15 +370,53 @@ class RoundReplicas {
                          plan_.specs.link_mode, plan_.specs.link.has_value(), self.time, self.held,
                          name_.c_str(), sizes);
   }
-  // Applies this step's gradient g_i (taken at x_i) to `target` (x_i itself, or the mode's next
-  // replica) with corral/step.h's ProximalStep on every coordinate of the gradient. A
+  // g_i at x_i for this step's rows: into self.grad, or, for a linear model at batch 1, as the
+  // row and its loss derivative (Descend applies them). A mode calls it before Descend.
+  void Gradient(State& self) const {
+    if constexpr (kIsLinear<M>) {
+      if (Batch() == 1) {
+        self.fused = LinearRowGradient(model_, Params(self.x), self.shard, self.rows[0]);
+        return;
+      }
+    }
+    model_.Gradient(Params(self.x), self.shard, std::span<const std::uint32_t>(self.rows),
+                    *self.grad, *self.workspace);
+  }
+  // Applies this step's gradient g_i (Gradient: taken at x_i) to `target` (x_i itself, or the
+  // mode's next replica) with corral/step.h's ProximalStep on every coordinate of the gradient. A
   // linear model at batch 1 takes the fused form (linear_step.h's RowGradient: bit for bit the
-  // generic path's, so the golden digests of `--gossip-every 1` runs do not move).
+  // generic path's, so the golden digests of `--gossip-every 1` runs do not move); with local
+  // steps (FusedLocalSteps) LinearStep's arithmetic instead, the epoch's shrink table, so that
+  // a round's step and a local step (StepInPlace) are one update: with one worker the result
+  // does not depend on K.
   void Descend(State& self, std::span<float> target, float eta) const {
     if constexpr (kIsLinear<M>) {
+      if (FusedLocalSteps()) return ApplyRowGradient(Params(target), self.fused, eta, self.shrink.data());
       if (Batch() == 1) return ApplyRowGradient(model_, Params(target), self.fused, eta);
     }
     self.ApplyGradient(Params(target), eta);
+  }
+  // A step of x_i at x_i (a local step between rounds; every step of choco): Gradient and
+  // Descend(x_i), or, for a linear model at batch 1 with local steps (--gossip-every other than
+  // 1), hogwild's step itself (LinearStep: one pass for the margin, one for the update, the
+  // epoch's shrink table multiplying where ProximalStep divides: the same step to rounding;
+  // ForEachDescended sees its row). Measured on the Zipf set, 1 worker, dpsgd at one round an
+  // epoch, per-epoch samples/s against hogwild's (--hot-coords off) in the same run: 0.72x
+  // through Gradient and Descend, 0.90x with LinearStep (docs/algorithms.md, "Local steps at
+  // hogwild's speed"). `--gossip-every 1` keeps the papers' arithmetic.
+  void StepInPlace(State& self, float eta) const { StepInPlace(self, self.x, eta); }
+  // The same on `x`: x_i, or Calibrate's scratch copy of it (the fused step then takes its
+  // gradient at the copy, Gradient at x_i: the same cost).
+  void StepInPlace(State& self, std::span<float> x, float eta) const {
+    if constexpr (kIsLinear<M>) {
+      if (FusedLocalSteps()) {
+        const std::uint32_t r = self.rows[0];
+        self.fused.row = self.shard.Row(r);  // for ForEachDescended
+        return LinearStep(model_, Params(x), self.fused.row, self.shard.Label(r), eta, self.shrink.data(), x.size());
+      }
+    }
+    Gradient(self);
+    Descend(self, x, eta);
   }
   // What the last Descend wrote: calls mark(u) for each coordinate u of a sparse step, or
   // all() for a dense one (every coordinate).
@@ -472,6 +513,8 @@ class RoundReplicas {
   // Whether the run spans ranks: the replicas' mean and consensus then gather every rank's.
   bool Across() const { return plan_.cluster->ranks() > 1; }
   std::size_t Batch() const { return static_cast<std::size_t>(plan_.config.batch); }
+  // Whether StepInPlace takes the fused linear step (a linear model at batch 1 with local steps).
+  bool FusedLocalSteps() const { return kIsLinear<M> && Batch() == 1 && plan_.config.gossip_every != 1; }
   std::string Name() const { return std::string(ToString(plan_.config.algorithm)); }
 
   const M& model_;
@@ -513,6 +556,9 @@ class RoundReplicas {
   void Loop(State& self, int w, int epoch, std::atomic<std::uint64_t>& steps, Step& step) {
     self.BeginEpoch(plan_.config.seed, epoch, w, 0);
     const float eta = plan_.EpochLr(epoch);
+    if constexpr (kIsLinear<M>) {
+      if (FusedLocalSteps()) ComputeShrink(model_, eta, self.shrink);  // first epoch: allocates
+    }
     const std::size_t batch = Batch();
     const std::size_t rows = self.order.size();
     self.time.cpu_mark = ThreadCpuSeconds();
@@ -531,7 +577,6 @@ class RoundReplicas {
       for (std::size_t j = 0; j < batch; ++j) {
         PrefetchRow(self.shard, self.order[((s + kAhead) * batch + j) % rows]);
       }
-      Gradient(self);
       if (!step(self, eta)) break;  // aborted: another worker failed or the run halted
       if (self.probe.on) Probe(self, w);
       ++self.step;
@@ -615,6 +660,9 @@ class RoundReplicas {
     constexpr std::size_t kCalibrationSteps = 256;
     constexpr double kCalibrationS = 0.02;
     std::vector<float> scratch(self.x);
+    if constexpr (kIsLinear<M>) {
+      if (FusedLocalSteps()) ComputeShrink(model_, 0.0f, self.shrink);  // Loop sets each epoch's
+    }
     const std::size_t rows = std::max<std::size_t>(1, self.shard.rows());
     const std::size_t batch = Batch();
     const double began = WallSeconds();
@@ -623,8 +671,7 @@ class RoundReplicas {
     while (n < kCalibrationSteps && (n < 8 || now - began < kCalibrationS)) {
       for (std::size_t j = 0; j < batch; ++j) self.rows[j] = static_cast<std::uint32_t>((n * batch + j) % rows);
       if (self.shard.rows() == 0) break;
-      Gradient(self);
-      Descend(self, scratch, 0.0f);
+      StepInPlace(self, scratch, 0.0f);  // the run's step, most steps are local (auto: K > 1)
       ++n;
       now = WallSeconds();
     }
@@ -687,18 +734,6 @@ class RoundReplicas {
     }
   }
 
-  // g_i at x_i for this step's rows: into self.grad, or, for a linear model at batch 1, as the
-  // row and its loss derivative (Descend applies them).
-  void Gradient(State& self) const {
-    if constexpr (kIsLinear<M>) {
-      if (Batch() == 1) {
-        self.fused = LinearRowGradient(model_, Params(self.x), self.shard, self.rows[0]);
-        return;
-      }
-    }
-    model_.Gradient(Params(self.x), self.shard, std::span<const std::uint32_t>(self.rows),
-                    *self.grad, *self.workspace);
-  }
 
   const std::string name_ = Name();  // for error messages, built once
   std::unique_ptr<Transport> transport_;

@@ -131,19 +131,21 @@ class CompressedGossipMode : public RoundReplicas<M, CompressedGossipWorker<M>> 
     this->RunEpoch(w, epoch, steps, [&](State& self, float eta) {
       if (local_steps_) {
         if (!this->RoundDue(self)) {
-          this->Descend(self, self.x, eta);  // a local step of y_i
+          this->StepInPlace(self, eta);  // a local step of y_i
           return true;
         }
+        this->Gradient(self);  // g_i at y_i, applied to the round's x_half (x_i(t+1))
         return this->TimedRound(self, [&] {
           return algo_ == Algorithm::kDcd ? DcdLocalRound(self, w, eta) : EcdRound(self, w, eta);
         });
       }
       if (algo_ != Algorithm::kChoco) {
+        this->Gradient(self);
         return this->TimedRound(self, [&] {
           return algo_ == Algorithm::kDcd ? DcdRound(self, w, eta) : EcdRound(self, w, eta);
         });
       }
-      this->Descend(self, self.x, eta);
+      this->StepInPlace(self, eta);
       return !this->RoundDue(self) || this->TimedRound(self, [&] { return ChocoRound(self, w); });
     });
   }

@@ -88,13 +88,14 @@ class DpsgdMode : public RoundReplicas<M, DpsgdWorker<M>> {
     this->RunEpoch(w, epoch, steps, [&](State& self, float eta) {
       const bool round = this->RoundDue(self);
       if (!round || order_ == MixOrder::kStepThenMix) {
-        this->Descend(self, self.x, eta);
+        this->StepInPlace(self, eta);
         if (sparse_) {
           this->ForEachDescended(self, self.x.size(), [&](std::uint32_t u) { self.changed.Mark(u); },
                                  [&] { self.changed.Saturate(); });
         }
       }
       if (round) {
+        if (order_ == MixOrder::kMixThenStep) this->Gradient(self);  // g_i at x_i, before the mix
         if (!this->TimedRound(self, [&] { return sparse_ ? SparseGossip(self, w) : Gossip(self, w); })) {
           return false;
         }
