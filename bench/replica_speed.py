@@ -33,7 +33,8 @@ hardware speed).
    --time-limit 30 (before the doorbell fix it ran at ~500 samples/s under load: 10 epochs
    took 10 minutes), so that row's objective is not comparable.
 Every speed is the median of --repeat runs, interleaved with hogwild's so that machine noise
-hits both sides; the ratio is taken between medians.
+hits both sides; the ratio is taken between medians. The objective and test accuracy are the
+medians of the same runs (one 3-epoch MLP run's accuracy moves by up to a point).
 
   bench/replica_speed.py --corral build/engine/cli/corral [--data ../shared/data] [--repeat 2]
       [--only zipf|a9a|mlp|local|lagged] [--mlp-epochs 3] [--before BINARY]
@@ -69,10 +70,14 @@ def corral(binary, args, metrics):
 
 def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
     """modes: [(label, extra args)] or [(label, extra args, binary)], the first is the
-    baseline. Prints one row per mode: objective ratio, or with `accuracy` the test accuracy's
-    difference in points, the bytes moved, and the last epoch's mean round split."""
+    baseline. Prints one row per mode: the median of its runs' samples/s against the
+    baseline's, the median of its runs' final objective (the ratio to the baseline's median), or
+    with `accuracy` of their test accuracy (the difference in points), and from its last run
+    the period, the bytes moved and the last epoch's mean round split."""
     modes = [m if len(m) == 3 else (*m, binary) for m in modes]
     speeds = {label: [] for label, _, _ in modes}
+    quality = "test_acc" if accuracy else "objective"
+    qualities = {label: [] for label, _, _ in modes}  # each run's final test accuracy or objective
     last = {}
     for _ in range(repeat):
         for label, extra, program in modes:
@@ -81,12 +86,13 @@ def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
                 last[label] = None
                 continue
             speeds[label].append(run[0]["samples_per_s"])
+            qualities[label].append(run[0][quality])
             last[label] = run
     base_label = modes[0][0]
     base_speed = statistics.median(speeds[base_label])
-    base = last[base_label][0]
-    quality = "acc" if accuracy else "objective"
-    print(f"  {'mode':<30} {'samples/s':>10} (min-max) {'vs ' + base_label:>12} {quality:>10} "
+    base_quality = statistics.median(qualities[base_label])
+    print(f"  {'mode':<30} {'samples/s':>10} (min-max) {'vs ' + base_label:>12} "
+          f"{'acc' if accuracy else 'objective':>10} "
           f"{'pts' if accuracy else 'obj ratio':>9} {'K':>14} {'share':>6} {'MB sent':>9}   "
           + " ".join(f"{p:>7}" for p in PHASES) + " (us per round)")
     for label, _, _ in modes:
@@ -99,12 +105,11 @@ def compare(binary, data, common, modes, repeat, tmp, accuracy=False):
         if "gossip_every_range" in summary:  # an automatic K that moved: final (least-most)
             k = f"{k} ({summary['gossip_every_range']})"
         share = summary.get("gossip_share")
+        q = statistics.median(qualities[label])
         if accuracy:
-            q, rel = summary["test_acc"], 100 * (summary["test_acc"] - base["test_acc"])
-            cols = f"{q:>10.4f} {rel:>+9.2f}"
+            cols = f"{q:>10.4f} {100 * (q - base_quality):>+9.2f}"
         else:
-            q = summary["objective"]
-            cols = f"{q:>10.6f} {q / base['objective']:>9.4f}"
+            cols = f"{q:>10.6f} {q / base_quality:>9.4f}"
         split = " ".join(f"{summary[f'round_{p}_us']:>7.1f}" if f"round_{p}_us" in summary
                          else f"{'':>7}" for p in PHASES)
         lo, hi = min(speeds[label]) / 1e6, max(speeds[label]) / 1e6
