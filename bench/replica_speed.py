@@ -136,8 +136,8 @@ def main():
     parser.add_argument("--mlp-epochs", type=int, default=3)
     parser.add_argument("--only", choices=["zipf", "a9a", "mlp", "local", "lagged", "rounds"],
                         help="run one part only")
-    parser.add_argument("--before", help="a second corral binary: every row of the zipf, mlp, local and rounds "
-                        "parts, and lagged's automatic rows, run with it too, in the same loop")
+    parser.add_argument("--before", help="a second corral binary: every row of the zipf, mlp, local and "
+                        "rounds parts, and lagged's automatic rows, run with it too, in the same loop")
     parser.add_argument("--periods", default="8,64,512,4096",
                         help="dcd's and ecd's part: the fixed --gossip-every values")
     args = parser.parse_args()

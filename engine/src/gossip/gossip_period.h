@@ -19,8 +19,8 @@
 //    a share that drifts inside the band keeps K, so K does not flap with timing noise).
 // K never exceeds an epoch's steps / the mode's least rounds per epoch (the synchronous modes:
 // kMinRoundsPerEpoch), so the replicas still meet a few times per epoch, nor, for dcd and ecd,
-// the drift rule's limit (DriftRule below: WatchDrift). An automatic K makes results depend on timing: tests that
-// compare parameters bit for bit set K explicitly.
+// the drift rule's limit (DriftRule below: WatchDrift). An automatic K makes results depend on
+// timing: tests that compare parameters bit for bit set K explicitly.
 //
 // Why 5% (and the band [2.5%, 10%] around it). With a target of 10% and the band [4%, 20%]
 // the share settled at 10-18% on Fashion-MNIST's MLP (dpsgd, 2 threads: K 96-117), a loss of
@@ -170,7 +170,7 @@ class GossipPeriod {
   //  - dcd and ecd, whose lagged own steps the drift rule already watches: objective
   //    1.0064-1.0065x hogwild's at every K from 6,250 (16 an epoch) to 25,000 (4) on Zipf;
   //  - choco and dpsgd mix this round's messages (no lag to amplify): on dcd_ring's problem,
-  //    where dcd turns unstable at K = 62-125, their objective stayed within 0.15% of K = 1's up
+  //    where dcd turns unstable at K = 62-125, their objective stayed within 0.17% of K = 1's up
   //    to about one round an epoch (4 and 8 workers, qsgd, topk, sign).
   static constexpr std::uint64_t kMinRoundsPerEpoch = 4;
   // What a calibration cannot see: handing a message to a neighbour through the transport and

@@ -412,7 +412,8 @@ class RoundReplicas {
       if (FusedLocalSteps()) {
         const std::uint32_t r = self.rows[0];
         self.fused.row = self.shard.Row(r);  // for ForEachDescended
-        return LinearStep(model_, Params(x), self.fused.row, self.shard.Label(r), eta, self.shrink.data(), x.size());
+        return LinearStep(model_, Params(x), self.fused.row, self.shard.Label(r), eta, self.shrink.data(),
+                          x.size());
       }
     }
     Gradient(self);
@@ -733,7 +734,6 @@ class RoundReplicas {
       s.until_round = s.every;
     }
   }
-
 
   const std::string name_ = Name();  // for error messages, built once
   std::unique_ptr<Transport> transport_;
