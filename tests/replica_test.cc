@@ -13,6 +13,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -455,13 +456,15 @@ TEST(Dpsgd, OneWorkerIsSerialSgdBitForBit) {
 // by a rounding: the result would then depend on where the rounds fall.
 TEST(LocalSteps, OneWorkerAtBatchOneIsHogwildsLoopAtEveryK) {
   const SyntheticSplit data = testing::SmallProblem();
+  const std::pair<Algorithm, MixOrder> modes[] = {{Algorithm::kDpsgd, MixOrder::kMixThenStep},
+                                                  {Algorithm::kDpsgd, MixOrder::kStepThenMix},
+                                                  {Algorithm::kLocal, MixOrder::kMixThenStep},
+                                                  {Algorithm::kChoco, MixOrder::kMixThenStep}};
   for (const ModelKind m : {ModelKind::kLogistic, ModelKind::kHinge, ModelKind::kSquared}) {
-  const TrainConfig serial{.algorithm = Algorithm::kHogwild, .model = m, .l2 = kL2, .threads = 1, .epochs = 2,
-                           .lr = 0.05f, .seed = 3, .pin = Pin::kNone, .hot_coords = 0};
-  const TrainResult want = Train(data.train, nullptr, serial);
-  for (const Algorithm a : {Algorithm::kDpsgd, Algorithm::kLocal, Algorithm::kChoco}) {
-    for (const MixOrder order : {MixOrder::kMixThenStep, MixOrder::kStepThenMix}) {
-      if (a != Algorithm::kDpsgd && order == MixOrder::kStepThenMix) continue;
+    const TrainConfig serial{.algorithm = Algorithm::kHogwild, .model = m, .l2 = kL2, .threads = 1,
+                             .epochs = 2, .lr = 0.05f, .seed = 3, .pin = Pin::kNone, .hot_coords = 0};
+    const TrainResult want = Train(data.train, nullptr, serial);
+    for (const auto& [a, order] : modes) {
       for (const int every : {2, 7, 1000, kGossipEveryAuto}) {
         TrainConfig replica = serial;
         replica.algorithm = a;
@@ -471,11 +474,11 @@ TEST(LocalSteps, OneWorkerAtBatchOneIsHogwildsLoopAtEveryK) {
         const TrainResult got = Train(data.train, nullptr, replica);
         ASSERT_EQ(got.params.size(), want.params.size());
         for (std::size_t u = 0; u < want.params.size(); ++u) {
-          ASSERT_EQ(got.params[u], want.params[u]) << ToString(m) << " " << ToString(a) << " " << ToString(order) << " K " << every << " coordinate " << u;
+          ASSERT_EQ(got.params[u], want.params[u]) << ToString(m) << " " << ToString(a) << " "
+                                                   << ToString(order) << " K " << every << " coordinate " << u;
         }
       }
     }
-  }
   }
 }
 
