@@ -1,8 +1,9 @@
 # CORRAL_MPI: the MPI transport (engine/src/channel/mpi_transport.*) that carries the replica
 # modes' messages between processes and the Cluster of mpirun's ranks
 # (engine/src/cluster/mpi_cluster.*), built as the internal library `corral_mpi`; the CLI links
-# it and trains across ranks under mpirun. The installed
-# `corral` library and its public headers never see mpi.h.
+# it and trains across ranks under mpirun. The installed `corral` library and its public headers
+# never see mpi.h; `corral_mpi` is installed beside it as `corral::mpi`, with <corral/mpi.h>
+# (MakeMpiCluster over an embedding program's communicator), for programs that use MPI.
 #
 # On by default when an MPI for C++ is found (Debian: libopenmpi-dev openmpi-bin), off (with a
 # message) when not, and always off for sanitizer builds: Open MPI is not instrumented, and its
@@ -28,8 +29,10 @@ if(CORRAL_MPI)
   add_library(corral_mpi STATIC ${PROJECT_SOURCE_DIR}/engine/src/channel/mpi_transport.cc
                          ${PROJECT_SOURCE_DIR}/engine/src/cluster/mpi_cluster.cc
                          ${PROJECT_SOURCE_DIR}/engine/src/cluster/rank_data.cc)
+  add_library(corral::mpi ALIAS corral_mpi)
+  set_target_properties(corral_mpi PROPERTIES EXPORT_NAME mpi)
   target_include_directories(corral_mpi PRIVATE ${PROJECT_SOURCE_DIR})
-  target_link_libraries(corral_mpi PUBLIC corral MPI::MPI_CXX PRIVATE Boost::headers)
+  target_link_libraries(corral_mpi PUBLIC corral MPI::MPI_CXX PRIVATE $<BUILD_INTERFACE:Boost::headers>)
   corral_target_options(corral_mpi)
 endif()
 # The CLI trains across ranks when started by mpirun (engine/cli/train_command.cc).

@@ -2,7 +2,9 @@
 and drawing PNGs with gnuplot (Debian gnuplot-nox), and the verdict line each prints.
 
 Every experiment is one command: it writes NAME.csv and NAME.png into --out (default
-bench/experiments/out) and ends with a line `VERDICT <name>: PASS|FAIL <why>`.
+bench/experiments/out) and ends with a line `VERDICT <name>: PASS|FAIL <why>`. With `--ranks R`
+(R > 1) every run is `mpirun -np R corral train` with each run's --threads split over the R
+ranks (the same workers, README "Across machines"), so a verdict can be checked across processes.
 """
 
 import argparse
@@ -26,6 +28,9 @@ def arguments(doc, **extra):
     parser.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"),
                         help="the folder with a9a/, sector/, ...")
     parser.add_argument("--out", default=os.path.join(HERE, "out"), help="where CSV and PNG go")
+    parser.add_argument("--ranks", default=1, type=int,
+                        help="run every training under mpirun with this many ranks, the workers "
+                             "(--threads) split evenly over them")
     for name, (default, text) in extra.items():
         parser.add_argument("--" + name.replace("_", "-"), default=default, type=type(default),
                             help=text)
@@ -65,7 +70,10 @@ def train(args, name, *options):
     """Runs corral train with --metrics; exit 1 (divergence) is a result, not an error."""
     metrics = os.path.join(args.out, name + ".jsonl")
     command = [args.corral, "train", *map(str, options), "--quiet", "--metrics", metrics]
-    done = subprocess.run(command, capture_output=True, text=True)
+    env = None
+    if args.ranks > 1:
+        command, env = across_ranks(command, args.ranks)
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode not in (0, 1):
         sys.exit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
     points, summary = [], None
@@ -79,6 +87,23 @@ def train(args, name, *options):
                     points.append(record)
     diverged = done.returncode == 1 or any(p.get("diverged") for p in points)
     return Run(points, summary, diverged, done.stderr)
+
+
+def across_ranks(command, ranks):
+    """`command` (a corral train) as `mpirun -np ranks` with its --threads split over the ranks."""
+    if "--threads" not in command:
+        sys.exit("--ranks needs runs that give --threads (the workers to split over the ranks)")
+    at = command.index("--threads") + 1
+    workers = int(command[at])
+    if workers % ranks != 0:
+        sys.exit(f"--ranks {ranks}: a run of {workers} workers does not split evenly over them")
+    command = command[:at] + [str(workers // ranks)] + command[at + 1:]
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        sys.exit("--ranks needs mpirun (Debian: openmpi-bin)")
+    # As root Open MPI wants its two variables; --oversubscribe: more ranks than cores is allowed.
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return [mpirun, "-np", str(ranks), "--oversubscribe", *command], env
 
 
 def write_csv(args, name, header, rows):

@@ -7,9 +7,12 @@
 #include <cstdio>
 #include <thread>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <corral/error.h>
+#include <corral/mpi.h>
 
 #include "engine/src/channel/mpi_transport.h"
 
@@ -20,14 +23,36 @@ namespace {
 // it makes run their own progress threads beside them, which MPI_THREAD_MULTIPLE allows.
 class MpiCluster final : public Cluster {
  public:
+  // mpirun's ranks: initialises MPI unless the program did (MpiSession), over MPI_COMM_WORLD.
   MpiCluster(int* argc, char*** argv)
-      : session_(argc, argv, MPI_THREAD_MULTIPLE,
-                 "training across ranks needs MPI_THREAD_MULTIPLE (the collectives run beside the "
-                 "transport's progress thread)") {
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);  // our collectives never meet anyone else's
-    // AgreeOnExit's own: a rank that failed calls it while the others may be inside a
-    // collective on comm_ (a transport's MPI_Comm_dup, a gather), which it must not match.
-    MPI_Comm_dup(MPI_COMM_WORLD, &exit_comm_);
+      : session_(std::in_place, argc, argv, MPI_THREAD_MULTIPLE, kWhyMultiple) {
+    Join(MPI_COMM_WORLD);
+  }
+  // The ranks of an embedding program's communicator; MPI is the program's to initialise and
+  // finalise (<corral/mpi.h>).
+  explicit MpiCluster(MPI_Comm comm) {
+    int initialised = 0;
+    int finalised = 0;
+    MPI_Initialized(&initialised);
+    MPI_Finalized(&finalised);
+    if (initialised == 0 || finalised != 0) {
+      throw Error(ErrorCode::kBadConfig,
+                  "MakeMpiCluster: MPI is not initialised (or already finalised): call "
+                  "MPI_Init_thread with MPI_THREAD_MULTIPLE first");
+    }
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+      throw Error(ErrorCode::kBadConfig, "MakeMpiCluster: MPI was initialised with thread level " +
+                                             std::to_string(provided) + "; " + kWhyMultiple);
+    }
+    int inter = 0;
+    if (comm == MPI_COMM_NULL || (MPI_Comm_test_inter(comm, &inter), inter != 0)) {
+      throw Error(ErrorCode::kBadConfig,
+                  "MakeMpiCluster: the communicator must be an intracommunicator, not "
+                  "MPI_COMM_NULL or an intercommunicator");
+    }
+    Join(comm);
   }
   ~MpiCluster() override {
     MPI_Comm_free(&exit_comm_);
@@ -36,8 +61,8 @@ class MpiCluster final : public Cluster {
   MpiCluster(const MpiCluster&) = delete;
   MpiCluster& operator=(const MpiCluster&) = delete;
 
-  int rank() const override { return session_.rank(); }  // comm_ duplicates MPI_COMM_WORLD
-  int ranks() const override { return session_.ranks(); }
+  int rank() const override { return rank_; }
+  int ranks() const override { return ranks_; }
 
   void AllGather(std::span<const std::byte> mine, std::span<std::byte> all) override {
     MPI_Allgather(mine.data(), Count(mine.size(), "a gather"), MPI_BYTE, all.data(),
@@ -54,6 +79,20 @@ class MpiCluster final : public Cluster {
   }
 
  private:
+  static constexpr const char* kWhyMultiple =
+      "training across ranks needs MPI_THREAD_MULTIPLE (the collectives run beside the "
+      "transport's progress thread)";
+
+  // Collective over `comm`: our own duplicates, so our collectives never meet the program's.
+  void Join(MPI_Comm comm) {
+    MPI_Comm_dup(comm, &comm_);
+    // AgreeOnExit's own: a rank that failed calls it while the others may be inside a
+    // collective on comm_ (a transport's MPI_Comm_dup, a gather), which it must not match.
+    MPI_Comm_dup(comm, &exit_comm_);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &ranks_);
+  }
+
   // MPI counts are ints: a block of 2 GiB or more is refused by name (every rank refuses alike:
   // the sizes are the same on all ranks).
   static int Count(std::size_t bytes, const char* what) {
@@ -67,9 +106,13 @@ class MpiCluster final : public Cluster {
 
   friend int corral::internal::AgreeOnExit(Cluster& cluster, int exit_code);
 
-  MpiSession session_;  // first in, last out: MPI outlives the communicators
+  // mpirun's case only (else the program's MPI). First in, last out: MPI outlives the
+  // communicators.
+  std::optional<MpiSession> session_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Comm exit_comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int ranks_ = 1;
 };
 
 }  // namespace
@@ -77,6 +120,18 @@ class MpiCluster final : public Cluster {
 std::unique_ptr<Cluster> MakeMpiCluster(int* argc, char*** argv) {
   return std::make_unique<MpiCluster>(argc, argv);
 }
+
+}  // namespace corral::internal
+
+namespace corral {
+
+std::unique_ptr<Cluster> MakeMpiCluster(MPI_Comm comm) {
+  return std::make_unique<internal::MpiCluster>(comm);
+}
+
+}  // namespace corral
+
+namespace corral::internal {
 
 int AgreeOnExit(Cluster& cluster, int exit_code) {
   auto* mpi = dynamic_cast<MpiCluster*>(&cluster);
