@@ -656,10 +656,6 @@ void CheckAcrossRanks(const TrainConfig& config, const TrainObserver& observer, 
     BadConfig("--resume and --checkpoint-every with --algo " + std::string(mode.name) +
               " do not run " + across + " yet (--save writes the final model from rank 0)");
   }
-  if (!config.link.empty() && mode.link == internal::LinkUse::kParameterServer) {
-    BadConfig("--link with --algo " + std::string(mode.name) + " does not run " + across +
-              " yet (it does with the replica modes)");
-  }
   if (observer.live != nullptr) BadConfig("a LiveModel does not follow a run " + across);
   if (!config.validation.empty() || config.early_stop > 0) {
     BadConfig("--validation and --early-stop do not run " + across + " yet");

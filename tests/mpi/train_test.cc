@@ -523,6 +523,37 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{.name = "ecd_local_steps", .algorithm = Algorithm::kEcd, .gossip_every = 3}),
     CaseName);
 
+// sync and qsgd with --link: the parameter server's virtual clock over every rank's workers.
+// The links do not touch the parameters (the same bits as one process); every rank keeps the
+// same clock (the costs travel with the gradients), and it is one process's clock: the links'
+// latency dominates here, so the two agree to a few percent whatever the machine's load (the
+// compute parts are thread CPU times of microseconds a step).
+class LinkAcrossRanks : public testing::TestWithParam<Algorithm> {};
+
+TEST_P(LinkAcrossRanks, IsOneProcessesParameterServerClock) {
+  const Case c{.name = "link", .algorithm = GetParam(), .batch = 4, .topology = "star"};
+  TrainConfig config = ConfigOf(c, 2);
+  config.link = "latency=5ms,bandwidth=100Mbit";
+  const TrainResult across = Train(Data(false).train, nullptr, config, {}, *the_cluster);
+  const double clock = across.history.back().virtual_s;
+  EXPECT_EQ(FromRankZeroD(clock), clock) << "rank " << the_cluster->rank() << "'s clock differs";
+  if (the_cluster->rank() != 0) return;
+  config.threads = 4;
+  const TrainResult alone = Train(Data(false).train, nullptr, config);
+  EXPECT_EQ(0, std::memcmp(alone.params.data(), across.params.data(),
+                           alone.params.size() * sizeof(float)));
+  // Each step: an upload (5 ms) then the model's broadcast (5 ms) at least.
+  const double steps = static_cast<double>(alone.samples) / (4.0 * c.batch);
+  EXPECT_GE(clock, steps * 0.010);
+  EXPECT_NEAR(clock, alone.history.back().virtual_s, 0.05 * alone.history.back().virtual_s);
+}
+
+INSTANTIATE_TEST_SUITE_P(ParameterServer, LinkAcrossRanks,
+                         testing::Values(Algorithm::kSync, Algorithm::kQsgd),
+                         [](const testing::TestParamInfo<Algorithm>& p) {
+                           return std::string(ToString(p.param));
+                         });
+
 // hogwild++ keeps its state by group, not by worker: refused across ranks, on every rank alike.
 TEST(CheckpointAcrossRanks, HogwildPPIsRefusedOnEveryRank) {
   TrainConfig config = ConfigOf({.name = "hpp", .algorithm = Algorithm::kHogwildPP}, 1);

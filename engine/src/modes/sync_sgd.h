@@ -18,13 +18,14 @@
 // A also gathers every rank's gradients (Cluster::AllGather, collectives.h): each rank then folds
 // all n workers' gradients, in global worker order, into its copy, so the copies stay equal and
 // every coordinate sees the operations of one process with n workers, in the same order: the
-// same bits. The stop decision travels with the gradients. (--link across ranks is a follow-up.)
+// same bits. The stop decision travels with the gradients, and with --link so do each worker's
+// compute time and message size, so every rank advances the same virtual clock.
 //
 // With --link (and --topology star) a step is also costed as a parameter server would pay it
 // (Lian et al. 2017's C-PSGD): each leaf's gradient travels to worker 0 over its link, and
 // worker 0 then sends the model to every leaf through its one NIC, serialised (link.h). The
 // barrier completion advances one shared virtual clock by the slowest worker's compute (thread
-// CPU time) and that communication; virtual_s reports it, so sync and dpsgd compare on one
+// CPU time of its gradient, message and reduction, not of the barriers) and that communication; virtual_s reports it, so sync and dpsgd compare on one
 // network model. bytes_sent still counts the gradients only.
 #pragma once
 
@@ -75,8 +76,9 @@ class SyncMode {
     if (plan.config.algorithm == Algorithm::kQsgd) {
       MakeCompressor(plan.specs.compress, 1);  // reject a bad spec before the workers start
     }
-    if (plan.specs.link) {
-      for (int w = 0; w < plan.threads; ++w) links_.emplace_back(*plan.specs.link, plan.threads);
+    if (plan.specs.link) {  // every worker's, across ranks too: each rank keeps the clock
+      for (int w = 0; w < plan.workers; ++w) links_.emplace_back(*plan.specs.link, plan.workers);
+      costs_.resize(static_cast<std::size_t>(plan.workers));
     }
   }
 
@@ -120,18 +122,16 @@ class SyncMode {
     const float eta = plan_.EpochLr(epoch);
     const std::size_t batch = Batch();
     const std::size_t rows = self.order.size();
-    self.cpu_mark = ThreadCpuSeconds();
     for (std::size_t s = start / batch; s < steps_per_epoch_; ++s) {
       try {
+        const double cpu_start = links_.empty() ? 0 : ThreadCpuSeconds();
         for (std::size_t j = 0; j < batch; ++j) self.rows[j] = self.order[(s * batch + j) % rows];
         model_.Gradient(w_, self.shard, std::span<const std::uint32_t>(self.rows), *self.grad,
                         *self.workspace);
         self.last_bytes = Send(self);
         self.bytes_sent += self.last_bytes;
-        if (!links_.empty()) {
-          const double cpu = ThreadCpuSeconds();
-          self.compute = cpu - self.cpu_mark;  // read by AccountStep after barrier A's arrival
-          self.cpu_mark = cpu;
+        if (!links_.empty()) {  // read by AccountStep after barrier A's arrival
+          self.compute = self.reduce_cpu + (ThreadCpuSeconds() - cpu_start);
         }
       } catch (...) {
         halt_.store(true, std::memory_order_relaxed);  // before arriving: Decide must see it
@@ -140,7 +140,9 @@ class SyncMode {
       }
       barrier_.arrive_and_wait();  // A: every gradient is written
       if (stop_) break;
+      const double cpu_reduce = links_.empty() ? 0 : ThreadCpuSeconds();
       Reduce(w, eta);
+      if (!links_.empty()) self.reduce_cpu = ThreadCpuSeconds() - cpu_reduce;
       barrier_.arrive_and_wait();  // B: the model is updated
       self.samples += batch;
       self.position = (s + 1) * batch;
@@ -175,8 +177,11 @@ class SyncMode {
     std::vector<std::byte> wire;            // qsgd only: the encoded gradient
     std::uint64_t bytes_sent = 0;           // what this worker's gradients cost on a wire
     std::uint64_t last_bytes = 0;           // this step's gradient message (--link)
-    double compute = 0;                     // this step's thread CPU seconds (--link)
-    double cpu_mark = 0;
+    // --link: this step's thread CPU seconds, its gradient and message and the previous step's
+    // reduction (reduce_cpu); not the barriers', whose completions run the collectives across
+    // ranks (their polling would count as compute on whichever worker ran them).
+    double compute = 0;
+    double reduce_cpu = 0;
   };
   // Barrier completion: runs once per phase on one thread, all others waiting.
   struct Decide {
@@ -186,31 +191,44 @@ class SyncMode {
       // Phases alternate A, B; a step is costed (and gathered across ranks) once, when its
       // gradients are all written.
       const bool gradients = (self->phase_++ % 2) == 0;
-      if (gradients && !self->all_.empty()) self->Gather();
+      if (gradients && !self->all_.empty()) {
+        self->Gather();  // across ranks: the costs too
+      } else if (gradients && !self->links_.empty()) {
+        for (std::size_t j = 0; j < self->workers_.size(); ++j) {
+          self->costs_[j] = {self->workers_[j].compute, self->workers_[j].last_bytes};
+        }
+      }
       if (gradients && !self->links_.empty()) self->AccountStep();
     }
   };
 
-  // The parameter-server step on the links: leaves upload to worker 0, which broadcasts the
-  // model once it has every gradient. Runs in the barrier completion (all workers waiting).
+  // The parameter-server step on the links (every worker's, in global order): leaves upload
+  // to worker 0, which broadcasts the model once it has every gradient. Runs in the barrier
+  // completion (all workers waiting), after costs_ holds this step's.
   void AccountStep() noexcept {
     const std::uint64_t model_bytes = storage_.size() * sizeof(float);
-    double centre = clock_ + workers_[0].compute;
-    for (std::size_t j = 1; j < workers_.size(); ++j) {
-      const double ready = clock_ + workers_[j].compute;
-      centre = std::max(centre, links_[j].Send(ready, 0, workers_[j].last_bytes));
+    double centre = clock_ + costs_[0].compute;
+    for (std::size_t j = 1; j < costs_.size(); ++j) {
+      const double ready = clock_ + costs_[j].compute;
+      centre = std::max(centre, links_[j].Send(ready, 0, costs_[j].bytes));
     }
     double done = centre;
-    for (std::size_t j = 1; j < workers_.size(); ++j) {
+    for (std::size_t j = 1; j < costs_.size(); ++j) {
       done = std::max(done, links_[0].Send(centre, static_cast<int>(j), model_bytes));
     }
     clock_ = done;
   }
 
   // Across ranks, one worker's gradient travels as a record of fixed size (collectives gather
-  // equal blocks): its entry count, the stop flag, then the entries (sparse: indices, values,
-  // L2 weights up to the largest capacity; dense: the d values and the L2 weight).
-  static constexpr std::size_t kRecordHead = 2 * sizeof(std::uint32_t);
+  // equal blocks): its entry count, the stop flag, its step's Cost (--link; zeros without),
+  // then the entries (sparse: indices, values, L2 weights up to the largest capacity; dense:
+  // the d values and the L2 weight).
+  struct Cost {
+    double compute = 0;       // the step's thread CPU seconds
+    std::uint64_t bytes = 0;  // its gradient message
+  };
+  static constexpr std::size_t kCountAndStop = 2 * sizeof(std::uint32_t);
+  static constexpr std::size_t kRecordHead = kCountAndStop + sizeof(Cost);
   static std::size_t RecordBytes(std::size_t capacity) {
     if constexpr (std::is_same_v<typename M::Grad, SparseGrad>) {
       return kRecordHead + 12 * capacity;
@@ -225,9 +243,10 @@ class SyncMode {
       return DenseGrad(capacity);
     }
   }
-  static void Pack(const SparseGrad& g, bool stop, std::byte* at) {
+  static void Pack(const SparseGrad& g, bool stop, Cost cost, std::byte* at) {
     const std::uint32_t head[2] = {static_cast<std::uint32_t>(g.size()), stop ? 1u : 0u};
     std::memcpy(at, head, sizeof head);
+    std::memcpy(at + kCountAndStop, &cost, sizeof cost);
     at += kRecordHead;
     for (std::size_t k = 0; k < g.size(); ++k, at += 12) {
       const std::uint32_t u = g.index(k);
@@ -236,9 +255,10 @@ class SyncMode {
       std::memcpy(at + 4, v, 8);
     }
   }
-  static void Pack(const DenseGrad& g, bool stop, std::byte* at) {
+  static void Pack(const DenseGrad& g, bool stop, Cost cost, std::byte* at) {
     const std::uint32_t head[2] = {static_cast<std::uint32_t>(g.grad.size()), stop ? 1u : 0u};
     std::memcpy(at, head, sizeof head);
+    std::memcpy(at + kCountAndStop, &cost, sizeof cost);
     std::memcpy(at + kRecordHead, g.grad.data(), 4 * g.grad.size());
     std::memcpy(at + kRecordHead + 4 * g.grad.size(), &g.l2, 4);
   }
@@ -265,16 +285,20 @@ class SyncMode {
     return head[1] != 0;
   }
   // Barrier completion of phase A, across ranks (one thread per rank, the others waiting, so
-  // the cluster is called by one thread at a time): every worker's gradient and stop flag from
-  // every rank; a stop on any rank stops all at this step.
+  // the cluster is called by one thread at a time): every worker's gradient, stop flag and
+  // (--link) cost from every rank; a stop on any rank stops all at this step.
   void Gather() noexcept {
-    for (std::size_t i = 0; i < workers_.size(); ++i) Pack(*workers_[i].grad, stop_, mine_.data() + i * record_);
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      const State& w = workers_[i];
+      Pack(*w.grad, stop_, {w.compute, w.last_bytes}, mine_.data() + i * record_);
+    }
     plan_.cluster->AllGather(mine_, all_);
     for (int g = 0; g < plan_.workers; ++g) {
       const std::byte* at = all_.data() + static_cast<std::size_t>(g) * record_;
       std::uint32_t head[2];
       std::memcpy(head, at, sizeof head);
       stop_ = stop_ || head[1] != 0;
+      if (!costs_.empty()) std::memcpy(&costs_[static_cast<std::size_t>(g)], at + kCountAndStop, sizeof(Cost));
       if (g < first_ || g >= first_ + plan_.threads) Unpack(at, remote_[static_cast<std::size_t>(g)]);
     }
   }
@@ -345,7 +369,8 @@ class SyncMode {
   std::barrier<Decide> barrier_;
   bool stop_ = false;  // W: barrier completion; R: workers after the barrier (it orders both)
   // --link only; touched by the barrier completion alone (and the coordinator while parked).
-  std::vector<LinkModel> links_;  // one per worker: its NIC and links
+  std::vector<LinkModel> links_;  // one per worker (every rank's): its NIC and links
+  std::vector<Cost> costs_;       // this step's, by global worker
   double clock_ = 0;              // virtual seconds of the synchronous run
   std::uint64_t phase_ = 0;       // barrier phases completed
 };
