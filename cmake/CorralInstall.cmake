@@ -2,7 +2,7 @@
 #   cmake --install build --prefix /some/prefix
 #   find_package(Corral CONFIG REQUIRED)    # with CMAKE_PREFIX_PATH=/some/prefix
 #   target_link_libraries(app PRIVATE corral::corral)
-#   target_link_libraries(app PRIVATE corral::mpi)  # built with CORRAL_MPI: <corral/mpi.h>
+#   target_link_libraries(app PRIVATE corral::mpi)  # built with CORRAL_MPI: <corral/mpi_cluster.h>
 # Public headers are the <corral/...> headers of data/, models/, topologies/ and engine/ (none
 # includes oneTBB, Boost, Eigen, hwloc or nlohmann-json). The library is static by default, so
 # its compiled private dependencies (oneTBB, hwloc, zlib) are found again by CorralConfig.cmake
@@ -18,7 +18,7 @@ if(CORRAL_MPI)
   list(APPEND _corral_installed corral_mpi)  # corral::mpi, which finds MPI again (config file)
   set(_corral_no_mpi_header)
 else()
-  set(_corral_no_mpi_header PATTERN mpi.h EXCLUDE)  # nothing to link it against
+  set(_corral_no_mpi_header PATTERN mpi_cluster.h EXCLUDE)  # nothing to link it against
 endif()
 install(TARGETS ${_corral_installed} EXPORT CorralTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

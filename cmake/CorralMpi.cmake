@@ -2,7 +2,7 @@
 # modes' messages between processes and the Cluster of mpirun's ranks
 # (engine/src/cluster/mpi_cluster.*), built as the internal library `corral_mpi`; the CLI links
 # it and trains across ranks under mpirun. The installed `corral` library and its public headers
-# never see mpi.h; `corral_mpi` is installed beside it as `corral::mpi`, with <corral/mpi.h>
+# never see mpi.h; `corral_mpi` is installed beside it as `corral::mpi`, with <corral/mpi_cluster.h>
 # (MakeMpiCluster over an embedding program's communicator), for programs that use MPI.
 #
 # On by default when an MPI for C++ is found (Debian: libopenmpi-dev openmpi-bin), off (with a

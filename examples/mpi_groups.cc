@@ -12,7 +12,7 @@
 #include <memory>
 
 #include <corral/corral.h>
-#include <corral/mpi.h>
+#include <corral/mpi_cluster.h>
 
 namespace {
 
@@ -31,7 +31,7 @@ int Run(MPI_Comm world) {
                                      .epochs = 5,
                                      .pin = corral::Pin::kNone,  // mpirun binds the ranks
                                      .topology = "ring"};
-    const std::unique_ptr<corral::Cluster> cluster = corral::MakeMpiCluster(group);
+    const std::unique_ptr<corral::Cluster> cluster = corral::MakeMpiCluster({MPI_Comm_c2f(group)});
     const corral::TrainResult result = corral::Train(data.train, &data.test, config, {}, *cluster);
     const corral::EvalPoint& last = result.history.back();
     if (cluster->rank() == 0) {  // one voice per group

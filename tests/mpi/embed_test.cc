@@ -1,4 +1,4 @@
-// An embedding program's own communicator (<corral/mpi.h>), run by mpiexec -n 2 (ctest label
+// An embedding program's own communicator (<corral/mpi_cluster.h>), run by mpiexec -n 2 (ctest label
 // mpi): the program initialises MPI, Corral trains over whichever communicator it is given.
 // Over the world it is the run of one process with ranks x threads workers, bit for bit; over
 // one communicator per rank each rank trains alone, as Train without a cluster does; the ranks
@@ -14,7 +14,7 @@
 
 #include <corral/cluster.h>
 #include <corral/error.h>
-#include <corral/mpi.h>
+#include <corral/mpi_cluster.h>
 #include <corral/synthetic.h>
 #include <corral/train.h>
 
@@ -44,7 +44,7 @@ bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
 
 // Every rank's result over `comm` against one process's run with all of its workers.
 void ExpectOneProcessOf(MPI_Comm comm, int threads_per_rank) {
-  const std::unique_ptr<Cluster> cluster = MakeMpiCluster(comm);
+  const std::unique_ptr<Cluster> cluster = MakeMpiCluster({MPI_Comm_c2f(comm)});
   int comm_rank = 0;
   int comm_ranks = 0;
   MPI_Comm_rank(comm, &comm_rank);
@@ -83,7 +83,7 @@ TEST(EmbedderCommunicator, OnePerRankTrainsEachRankAlone) {
 
 TEST(EmbedderCommunicator, NullIsRefusedByName) {
   try {
-    MakeMpiCluster(MPI_COMM_NULL);
+    MakeMpiCluster({MPI_Comm_c2f(MPI_COMM_NULL)});
     ADD_FAILURE() << "MakeMpiCluster accepted MPI_COMM_NULL";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kBadConfig);

@@ -9,10 +9,11 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include <corral/error.h>
-#include <corral/mpi.h>
+#include <corral/mpi_cluster.h>
 
 #include "engine/src/channel/mpi_transport.h"
 
@@ -29,7 +30,7 @@ class MpiCluster final : public Cluster {
     Join(MPI_COMM_WORLD);
   }
   // The ranks of an embedding program's communicator; MPI is the program's to initialise and
-  // finalise (<corral/mpi.h>).
+  // finalise (<corral/mpi_cluster.h>).
   explicit MpiCluster(MPI_Comm comm) {
     int initialised = 0;
     int finalised = 0;
@@ -125,8 +126,10 @@ std::unique_ptr<Cluster> MakeMpiCluster(int* argc, char*** argv) {
 
 namespace corral {
 
-std::unique_ptr<Cluster> MakeMpiCluster(MPI_Comm comm) {
-  return std::make_unique<internal::MpiCluster>(comm);
+static_assert(std::is_same_v<MPI_Fint, int>, "MpiComm carries a Fortran handle as an int");
+
+std::unique_ptr<Cluster> MakeMpiCluster(MpiComm comm) {
+  return std::make_unique<internal::MpiCluster>(MPI_Comm_f2c(comm.fortran_handle));
 }
 
 }  // namespace corral
