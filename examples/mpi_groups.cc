@@ -35,7 +35,8 @@ int Run(MPI_Comm world) {
     const corral::TrainResult result = corral::Train(data.train, &data.test, config, {}, *cluster);
     const corral::EvalPoint& last = result.history.back();
     if (cluster->rank() == 0) {  // one voice per group
-      std::printf("group %d: %d ranks x %d threads = %d workers, objective %.5f, test accuracy %.4f\n",
+      std::printf("group %d: %d ranks x %d threads = %d workers, objective %.5f, "
+                  "test accuracy %.4f\n",
                   rank % 2, cluster->ranks(), config.threads, result.threads, last.objective,
                   last.test_acc.value_or(0));
     }

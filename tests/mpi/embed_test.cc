@@ -1,8 +1,8 @@
-// An embedding program's own communicator (<corral/mpi_cluster.h>), run by mpiexec -n 2 (ctest label
-// mpi): the program initialises MPI, Corral trains over whichever communicator it is given.
-// Over the world it is the run of one process with ranks x threads workers, bit for bit; over
-// one communicator per rank each rank trains alone, as Train without a cluster does; the ranks
-// are the communicator's, not the world's.
+// An embedding program's own communicator (<corral/mpi_cluster.h>), run by mpiexec -n 2
+// (ctest label mpi): the program initialises MPI, Corral trains over whichever communicator it
+// is given. Over the world it is the run of one process with ranks x threads workers, bit for
+// bit; over one communicator per rank each rank trains alone, as Train without a cluster does;
+// the ranks are the communicator's, not the world's.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -53,9 +53,11 @@ void ExpectOneProcessOf(MPI_Comm comm, int threads_per_rank) {
   MPI_Comm_size(comm, &comm_ranks);
   EXPECT_EQ(cluster->rank(), comm_rank);
   EXPECT_EQ(cluster->ranks(), comm_ranks);
-  const TrainResult across = Train(Data().train, &Data().test, DpsgdOn(threads_per_rank), {}, *cluster);
+  const TrainResult across =
+      Train(Data().train, &Data().test, DpsgdOn(threads_per_rank), {}, *cluster);
   EXPECT_EQ(across.threads, comm_ranks * threads_per_rank);
-  const TrainResult alone = Train(Data().train, &Data().test, DpsgdOn(comm_ranks * threads_per_rank));
+  const TrainResult alone =
+      Train(Data().train, &Data().test, DpsgdOn(comm_ranks * threads_per_rank));
   EXPECT_TRUE(SameBits(alone.params, across.params))
       << "world rank " << WorldRank() << ": " << comm_ranks << " ranks x " << threads_per_rank
       << " threads over the program's communicator differ from one process";

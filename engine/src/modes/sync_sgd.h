@@ -25,8 +25,9 @@
 // (Lian et al. 2017's C-PSGD): each leaf's gradient travels to worker 0 over its link, and
 // worker 0 then sends the model to every leaf through its one NIC, serialised (link.h). The
 // barrier completion advances one shared virtual clock by the slowest worker's compute (thread
-// CPU time of its gradient, message and reduction, not of the barriers) and that communication; virtual_s reports it, so sync and dpsgd compare on one
-// network model. bytes_sent still counts the gradients only.
+// CPU time of its gradient, message and reduction, not of the barriers) and that communication;
+// virtual_s reports it, so sync and dpsgd compare on one network model. bytes_sent still counts
+// the gradients only.
 #pragma once
 
 #include <algorithm>
@@ -298,7 +299,9 @@ class SyncMode {
       std::uint32_t head[2];
       std::memcpy(head, at, sizeof head);
       stop_ = stop_ || head[1] != 0;
-      if (!costs_.empty()) std::memcpy(&costs_[static_cast<std::size_t>(g)], at + kCountAndStop, sizeof(Cost));
+      if (!costs_.empty()) {
+        std::memcpy(&costs_[static_cast<std::size_t>(g)], at + kCountAndStop, sizeof(Cost));
+      }
       if (g < first_ || g >= first_ + plan_.threads) Unpack(at, remote_[static_cast<std::size_t>(g)]);
     }
   }
