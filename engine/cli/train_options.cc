@@ -191,6 +191,11 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i, as in Lian et al. 2017) "
                   "or step-then-mix")
       ->capture_default_str();
+  cmd->add_option("--allreduce", o.allreduce,
+                  "sync, qsgd across ranks (mpirun): gather (every rank gathers every worker's "
+                  "gradient) or ring (dense models: one running sum passes round the ranks in "
+                  "chunks; sparse models gather). Both give one process's bits")
+      ->capture_default_str();
   cmd->add_option("--group-size", c.group_size,
                   "hogwild++: threads per replica (0 = auto: the threads of a cache domain, an L3 "
                   "cache within a NUMA node; 1 when unpinned; one per rank under mpirun)")
@@ -227,6 +232,7 @@ void ResolveConfig(TrainOptions& o) {
   config.shuffle = ParseShuffle(o.shuffle);
   config.rounding = ParseRounding(o.rounding);
   config.mix_order = ParseMixOrder(o.mix_order);
+  config.allreduce = ParseAllReduce(o.allreduce);
   config.l2 = o.l2;
   if (!o.gamma.empty()) config.gamma = ParseGamma(o.gamma);
   config.seeded_tau = ParseSchedule(o.schedule);

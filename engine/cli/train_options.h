@@ -23,6 +23,7 @@ struct TrainOptions {
   std::string shuffle = "auto";
   std::string rounding = "stochastic";
   std::string mix_order = "mix-then-step";
+  std::string allreduce = "gather";
   std::string gamma;  // choco: a number, "theory", or empty (the default)
   std::string schedule = "free";  // free or seeded:TAU
   std::string memory_budget;      // a size (512M, 4G), or empty: none

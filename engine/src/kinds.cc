@@ -87,6 +87,11 @@ constexpr std::array<std::pair<std::string_view, LrSchedule>, 3> kLrSchedules{{
     {"cosine", LrSchedule::kCosine},
 }};
 
+constexpr std::array<std::pair<std::string_view, AllReduce>, 2> kAllReduces{{
+    {"gather", AllReduce::kGather},
+    {"ring", AllReduce::kRing},
+}};
+
 constexpr std::array<std::pair<std::string_view, Metric>, 4> kMetrics{{
     {"loss", Metric::kLoss},
     {"acc", Metric::kAccuracy},
@@ -124,6 +129,10 @@ Optimizer ParseOptimizer(std::string_view name) { return ParseName("--optimizer"
 std::string_view ToString(LrSchedule s) { return NameOf(s, kLrSchedules); }
 LrSchedule ParseLrSchedule(std::string_view name) {
   return ParseName("--lr-schedule", name, kLrSchedules);
+}
+std::string_view ToString(AllReduce a) { return NameOf(a, kAllReduces); }
+AllReduce ParseAllReduce(std::string_view name) {
+  return ParseName("--allreduce", name, kAllReduces);
 }
 
 }  // namespace corral

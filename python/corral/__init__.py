@@ -161,7 +161,8 @@ def train(X, y=None, model="logistic", algo="auto", *, test=None, callbacks=None
     the default, "epoch", "index", "off"), target_loss,
     validation (a path, or a fraction of the rows held out), early_stop, metric ("loss", "acc",
     "auc", "rmse"), class_weight ("none", "balanced" or "LABEL:W,...", e.g. "1:5,-1:1"), time_limit, bits, model_bits, rounding, compress, gamma, strict, topology, link,
-    link_mode, gossip_every, mix_order, group_size, hot_coords, hot_sync, schedule ("free" or
+    link_mode, gossip_every, mix_order, allreduce ("gather", "ring"), group_size, hot_coords,
+    hot_sync, schedule ("free" or
     "seeded:TAU"), metrics, resume,
     init, hardware, checkpoint_every (N epochs or "Ns"; it writes to ``checkpoint``, the path
     ``--save`` gives the CLI), memory_budget (bytes, or a size such as "512M" or "4G"),

@@ -158,6 +158,8 @@ TrainConfig ParseOptions(const py::dict& options) {
        [&](auto& n, auto v) {
          c.gossip_every = CountOrName(n, v, {{"auto", kGossipEveryAuto}});
        }},
+      {"allreduce",
+       [&](auto& n, auto v) { c.allreduce = ParseAllReduce(Get<std::string>(n, v, "a string")); }},
       {"mix_order",
        [&](auto& n, auto v) { c.mix_order = ParseMixOrder(Get<std::string>(n, v, "a string")); }},
       {"group_size", [&](auto& n, auto v) { c.group_size = Get<int>(n, v, "an integer"); }},

@@ -16,11 +16,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <corral/cache.h>
 #include <corral/cluster.h>
 #include <corral/error.h>
+#include <corral/kinds.h>
 #include <corral/load.h>
 #include <corral/model_file.h>
 #include <corral/synthetic.h>
@@ -47,6 +49,8 @@ struct Case {
   int gossip_every = 1;
   std::string topology = "ring";
   std::string compress;  // "": the algorithm's default
+  AllReduce allreduce = AllReduce::kGather;  // sync, qsgd
+  std::vector<int> hidden = {8};             // mlp
 };
 
 std::string CaseName(const testing::TestParamInfo<Case>& info) { return info.param.name; }
@@ -61,8 +65,9 @@ const SyntheticSplit& Data(bool dense) {
 
 TrainConfig ConfigOf(const Case& c, int threads) {
   return {.algorithm = c.algorithm, .model = c.model, .threads = threads, .epochs = 2,
-          .batch = c.batch, .hidden = {8}, .lr = 0.05f, .pin = Pin::kNone,
-          .compress = c.compress, .topology = c.topology, .gossip_every = c.gossip_every};
+          .batch = c.batch, .hidden = c.hidden, .lr = 0.05f, .pin = Pin::kNone,
+          .compress = c.compress, .topology = c.topology, .gossip_every = c.gossip_every,
+          .allreduce = c.allreduce};
 }
 
 // Rank 0's bytes, on every rank.
@@ -116,6 +121,18 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{.name = "sync_mlp", .algorithm = Algorithm::kSync, .model = ModelKind::kMlp,
                          .dense = true, .batch = 4},
                     Case{.name = "qsgd", .algorithm = Algorithm::kQsgd, .batch = 4},
+                    Case{.name = "sync_mlp_ring", .algorithm = Algorithm::kSync,
+                         .model = ModelKind::kMlp, .dense = true, .batch = 4,
+                         .allreduce = AllReduce::kRing},
+                    Case{.name = "qsgd_mlp_ring", .algorithm = Algorithm::kQsgd,
+                         .model = ModelKind::kMlp, .dense = true, .batch = 4,
+                         .allreduce = AllReduce::kRing},
+                    // 26,602 parameters: 4 chunks of the ring's 8192 floats, in flight together
+                    Case{.name = "sync_mlp_ring_chunks", .algorithm = Algorithm::kSync,
+                         .model = ModelKind::kMlp, .dense = true, .batch = 4,
+                         .allreduce = AllReduce::kRing, .hidden = {1400}},
+                    Case{.name = "sync_ring_sparse_gathers", .algorithm = Algorithm::kSync,
+                         .batch = 4, .allreduce = AllReduce::kRing},
                     Case{.name = "dpsgd", .algorithm = Algorithm::kDpsgd},
                     Case{.name = "dpsgd_complete_batch", .algorithm = Algorithm::kDpsgd, .batch = 3,
                          .gossip_every = 2, .topology = "complete"},
@@ -553,6 +570,53 @@ INSTANTIATE_TEST_SUITE_P(ParameterServer, LinkAcrossRanks,
                          [](const testing::TestParamInfo<Algorithm>& p) {
                            return std::string(ToString(p.param));
                          });
+
+// The setting a run reports for the reduction that ran across ranks ("" if none).
+std::string AllReduceSetting(const TrainResult& r) {
+  for (const ModeSetting& s : r.settings) {
+    if (s.key == "allreduce") return std::get<std::string>(s.value);
+  }
+  return "";
+}
+
+// --allreduce ring with --link: the MLP's sum goes round the ring while the heads (stop flag,
+// costs) are gathered, so every rank keeps one process's clock and bits; the run reports the
+// ring. A sparse model asked for the ring gathers, and says so.
+TEST(RingAcrossRanks, KeepsTheLinkClockAndReportsWhichReductionRan) {
+  const Case c{.name = "ring_link", .algorithm = Algorithm::kSync, .model = ModelKind::kMlp,
+               .dense = true, .batch = 4, .topology = "star", .allreduce = AllReduce::kRing};
+  TrainConfig config = ConfigOf(c, 2);
+  config.link = "latency=5ms,bandwidth=100Mbit";
+  const TrainResult across = Train(Data(true).train, nullptr, config, {}, *the_cluster);
+  EXPECT_EQ(AllReduceSetting(across), "ring");
+  const double clock = across.history.back().virtual_s;
+  EXPECT_EQ(FromRankZeroD(clock), clock) << "rank " << the_cluster->rank() << "'s clock differs";
+
+  TrainConfig sparse = ConfigOf({.name = "sparse", .algorithm = Algorithm::kSync, .batch = 4,
+                                 .allreduce = AllReduce::kRing}, 2);
+  const TrainResult gathered = Train(Data(false).train, nullptr, sparse, {}, *the_cluster);
+  EXPECT_EQ(AllReduceSetting(gathered), "gather");
+  EXPECT_TRUE(std::any_of(gathered.summary.begin(), gathered.summary.end(),
+                          [](const auto& line) { return line.first == "allreduce"; }));
+  if (the_cluster->rank() != 0) return;
+  config.threads = 4;
+  const TrainResult alone = Train(Data(true).train, nullptr, config);
+  EXPECT_EQ(AllReduceSetting(alone), "");  // one process: no reduction across ranks
+  EXPECT_EQ(0, std::memcmp(alone.params.data(), across.params.data(),
+                           alone.params.size() * sizeof(float)));
+  EXPECT_NEAR(clock, alone.history.back().virtual_s, 0.05 * alone.history.back().virtual_s);
+}
+
+TEST(RingAcrossRanks, AnUnknownReductionIsRefusedNamingTheFlag) {
+  try {
+    ParseAllReduce("tree");
+    ADD_FAILURE() << "--allreduce tree was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBadConfig);
+    EXPECT_NE(std::string(e.what()).find("--allreduce"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ring"), std::string::npos) << e.what();
+  }
+}
 
 // hogwild++ keeps its state by group, not by worker: refused across ranks, on every rank alike.
 TEST(CheckpointAcrossRanks, HogwildPPIsRefusedOnEveryRank) {

@@ -60,6 +60,13 @@ enum class Shuffle {
            // before the run; TrainResult::shuffle holds the resolution)
 };
 
+// How sync and qsgd reduce the gradients across ranks (--allreduce; docs/algorithms.md, "sync
+// across ranks"). Both give the bits of one process with as many workers.
+enum class AllReduce {
+  kGather,  // every rank gathers every worker's gradient and folds them all
+  kRing,    // dense gradients: a pipelined ring carries one running sum round the ranks
+};
+
 // What early stopping watches on the validation set (--metric); loss and rmse improve
 // downwards, acc and auc upwards.
 enum class Metric {
@@ -93,6 +100,7 @@ std::string_view ToString(Shuffle s);
 std::string_view ToString(Metric m);
 std::string_view ToString(Optimizer o);
 std::string_view ToString(LrSchedule s);
+std::string_view ToString(AllReduce a);
 Algorithm ParseAlgorithm(std::string_view name);
 ModelKind ParseModel(std::string_view name);
 Pin ParsePin(std::string_view name);
@@ -102,5 +110,6 @@ Shuffle ParseShuffle(std::string_view name);
 Metric ParseMetric(std::string_view name);
 Optimizer ParseOptimizer(std::string_view name);
 LrSchedule ParseLrSchedule(std::string_view name);
+AllReduce ParseAllReduce(std::string_view name);
 
 }  // namespace corral

@@ -172,6 +172,10 @@ struct TrainConfig {
   // dpsgd: mix-then-step (x_i <- sum_j W_ij x_j - eta g_i(x_i), Lian et al. 2017) or
   // step-then-mix (x_i <- sum_j W_ij (x_j - eta g_j(x_j))).
   MixOrder mix_order = MixOrder::kMixThenStep;
+  // sync, qsgd across ranks: gather (every rank gathers every worker's gradient) or ring (dense
+  // gradients pass round the ranks as one running sum, in chunks; a sparse model falls back to
+  // gather, and the summary says so). Both give one process's bits; one process ignores it.
+  AllReduce allreduce = AllReduce::kGather;
   // choco, and adpsgd with a compressor: consensus step size in (0, 1]; 0 picks
   // min(1, c delta) for the compressor's quality delta (c = 4 for top-k and sign, 1 for random
   // codecs), kGammaTheory (choco only) the tiny, safe value of Koloskova et al. 2019's theorem.

@@ -21,6 +21,15 @@
 // same bits. The stop decision travels with the gradients, and with --link so do each worker's
 // compute time and message size, so every rank advances the same virtual clock.
 //
+// --allreduce ring, dense gradients: the completion gathers only the records' heads (stop flag
+// and costs), then, unless the run stops, passes one running sum of the gradients round the
+// ranks (SumRing, sum_ring.h), rank 0's workers' terms first: every rank receives the totals
+// formed in global worker order, and Reduce folds them as its one source (a sum started at +0
+// is never -0, so 0 + total is the total: the same bits again). The ring's endpoint is the
+// rank's, driven by the one thread that runs the completion, so at most one thread acts as it.
+// Sparse gradients are a sequence of proximal steps per entry, not a sum: they keep the gather
+// (the summary says so).
+//
 // With --link (and --topology star) a step is also costed as a parameter server would pay it
 // (Lian et al. 2017's C-PSGD): each leaf's gradient travels to worker 0 over its link, and
 // worker 0 then sends the model to every leaf through its one NIC, serialised (link.h). The
@@ -49,8 +58,11 @@
 
 #include "engine/src/channel/link.h"
 #include "engine/src/compress/compressor.h"
+#include "engine/src/gossip/gossip_period.h"
 #include "engine/src/gossip/mixing.h"
+#include "engine/src/modes/sum_ring.h"
 #include "engine/src/runtime/coordinator.h"
+#include "engine/src/runtime/describe.h"
 #include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
@@ -81,6 +93,10 @@ class SyncMode {
       for (int w = 0; w < plan.workers; ++w) links_.emplace_back(*plan.specs.link, plan.workers);
       costs_.resize(static_cast<std::size_t>(plan.workers));
     }
+    if (plan.cluster->ranks() > 1 && plan.config.allreduce == AllReduce::kRing &&
+        std::is_same_v<typename M::Grad, DenseGrad>) {
+      ring_.emplace(*plan.cluster, storage_.size());  // collective
+    }
   }
 
   void Setup(int w) {
@@ -92,6 +108,7 @@ class SyncMode {
       self.codec = MakeCompressor(plan_.specs.compress, dim);
       self.wire.resize(self.codec->WireBytes(dim));
     }
+    if (ring_ && w == first_) ring_->Bind();  // the rank's end, first-touched by its first worker
   }
 
   // After every Setup (coordinator, workers parked): the gradients every step reduces, in
@@ -105,10 +122,15 @@ class SyncMode {
     std::size_t capacity = 0;
     for (const State& s : workers_) capacity = std::max(capacity, Dim(*s.grad));
     capacity = MaxAcross(*plan_.cluster, capacity);  // one record size on every rank
-    record_ = RecordBytes(capacity);
+    record_ = ring_ ? kRecordHead : RecordBytes(capacity);  // ring: the heads only
     mine_.assign(record_ * workers_.size(), std::byte{0});
     all_.assign(record_ * static_cast<std::size_t>(plan_.workers), std::byte{0});
     remote_.clear();
+    if (ring_) {  // the totals, as the one source Reduce folds
+      totals_ = MakeEmpty(storage_.size());
+      sources_.push_back(&totals_);
+      return;
+    }
     remote_.reserve(static_cast<std::size_t>(plan_.workers));
     for (int g = 0; g < plan_.workers; ++g) {
       const bool local = g >= first_ && g < first_ + plan_.threads;
@@ -170,6 +192,20 @@ class SyncMode {
     if (links_.empty()) return std::nullopt;
     return clock_;
   }
+  // Across ranks: which reduction ran, its mean wall time a step (waiting for the slowest rank
+  // included), and why not the ring when it was asked for.
+  void Describe(TrainResult& r) const {
+    if (plan_.cluster->ranks() == 1) return;
+    const AllReduce ran = ring_ ? AllReduce::kRing : AllReduce::kGather;
+    AddSetting(r, "allreduce", std::string(ToString(ran)));
+    const double steps = static_cast<double>(std::max<std::uint64_t>(reduced_, 1));
+    AddSetting(r, "allreduce_ms", 1e3 * reduce_s_ / steps);
+    if (!ring_ && plan_.config.allreduce == AllReduce::kRing) {
+      AddSummaryLine(r, "allreduce",
+                     "gather (--allreduce ring sums dense gradients; a sparse model's are "
+                     "proximal steps per entry)");
+    }
+  }
 
  private:
   struct State : ShardWorker<M> {
@@ -193,7 +229,10 @@ class SyncMode {
       // gradients are all written.
       const bool gradients = (self->phase_++ % 2) == 0;
       if (gradients && !self->all_.empty()) {
+        const double start = WallSeconds();
         self->Gather();  // across ranks: the costs too
+        self->reduce_s_ += WallSeconds() - start;
+        ++self->reduced_;
       } else if (gradients && !self->links_.empty()) {
         for (std::size_t j = 0; j < self->workers_.size(); ++j) {
           self->costs_[j] = {self->workers_[j].compute, self->workers_[j].last_bytes};
@@ -244,10 +283,13 @@ class SyncMode {
       return DenseGrad(capacity);
     }
   }
-  static void Pack(const SparseGrad& g, bool stop, Cost cost, std::byte* at) {
-    const std::uint32_t head[2] = {static_cast<std::uint32_t>(g.size()), stop ? 1u : 0u};
+  static void PackHead(std::size_t count, bool stop, Cost cost, std::byte* at) {
+    const std::uint32_t head[2] = {static_cast<std::uint32_t>(count), stop ? 1u : 0u};
     std::memcpy(at, head, sizeof head);
     std::memcpy(at + kCountAndStop, &cost, sizeof cost);
+  }
+  static void Pack(const SparseGrad& g, bool stop, Cost cost, std::byte* at) {
+    PackHead(g.size(), stop, cost, at);
     at += kRecordHead;
     for (std::size_t k = 0; k < g.size(); ++k, at += 12) {
       const std::uint32_t u = g.index(k);
@@ -257,9 +299,7 @@ class SyncMode {
     }
   }
   static void Pack(const DenseGrad& g, bool stop, Cost cost, std::byte* at) {
-    const std::uint32_t head[2] = {static_cast<std::uint32_t>(g.grad.size()), stop ? 1u : 0u};
-    std::memcpy(at, head, sizeof head);
-    std::memcpy(at + kCountAndStop, &cost, sizeof cost);
+    PackHead(g.grad.size(), stop, cost, at);
     std::memcpy(at + kRecordHead, g.grad.data(), 4 * g.grad.size());
     std::memcpy(at + kRecordHead + 4 * g.grad.size(), &g.l2, 4);
   }
@@ -287,11 +327,18 @@ class SyncMode {
   }
   // Barrier completion of phase A, across ranks (one thread per rank, the others waiting, so
   // the cluster is called by one thread at a time): every worker's gradient, stop flag and
-  // (--link) cost from every rank; a stop on any rank stops all at this step.
+  // (--link) cost from every rank; a stop on any rank stops all at this step. With the ring,
+  // the records are heads only, and the ring then carries the gradients' sum (unless the run
+  // stops here: every rank agrees on that from the heads, so none enters the ring alone).
   void Gather() noexcept {
     for (std::size_t i = 0; i < workers_.size(); ++i) {
       const State& w = workers_[i];
-      Pack(*w.grad, stop_, {w.compute, w.last_bytes}, mine_.data() + i * record_);
+      const Cost cost{w.compute, w.last_bytes};
+      if (ring_) {
+        PackHead(0, stop_, cost, mine_.data() + i * record_);
+      } else {
+        Pack(*w.grad, stop_, cost, mine_.data() + i * record_);
+      }
     }
     plan_.cluster->AllGather(mine_, all_);
     for (int g = 0; g < plan_.workers; ++g) {
@@ -302,7 +349,25 @@ class SyncMode {
       if (!costs_.empty()) {
         std::memcpy(&costs_[static_cast<std::size_t>(g)], at + kCountAndStop, sizeof(Cost));
       }
-      if (g < first_ || g >= first_ + plan_.threads) Unpack(at, remote_[static_cast<std::size_t>(g)]);
+      if (!ring_ && (g < first_ || g >= first_ + plan_.threads)) {
+        Unpack(at, remote_[static_cast<std::size_t>(g)]);
+      }
+    }
+    if (ring_ && !stop_) RingSum();
+  }
+
+  // --allreduce ring: this step's gradient totals into totals_, each rank adding its workers'
+  // terms in worker order, as Reduce's sum would. An aborted transport (a rank failed) stops
+  // the run at this step.
+  void RingSum() noexcept {
+    if constexpr (std::is_same_v<typename M::Grad, DenseGrad>) {
+      const bool done = ring_->Run(totals_.grad, [&](std::size_t lo, std::span<float> part) {
+        for (std::size_t i = 0; i < workers_.size(); ++i) {
+          const float* g = workers_[i].grad->grad.data() + lo;
+          for (std::size_t k = 0; k < part.size(); ++k) part[k] += g[k];
+        }
+      });
+      if (!done) stop_ = true;
     }
   }
 
@@ -362,10 +427,15 @@ class SyncMode {
   WorkerSet<State> workers_;
   const int first_;  // this rank's first worker (RunPlan::first_worker)
   // Every worker's gradient in global worker order: this rank's own, and across ranks the
-  // others' as gathered (remote_, whose entries for this rank's workers stay empty). Set in
-  // AfterSetup; written by the barrier completion, read by every worker after it.
+  // others' as gathered (remote_, whose entries for this rank's workers stay empty), or with the
+  // ring the totals alone. Set in AfterSetup; written by the barrier completion, read by every
+  // worker after it.
   std::vector<const typename M::Grad*> sources_;
   std::vector<typename M::Grad> remote_;
+  // --allreduce ring (dense, across ranks): the endpoint, and the totals it fills each step
+  // (written by the barrier completion, read by every worker after it).
+  std::optional<SumRing> ring_;
+  typename M::Grad totals_;
   std::size_t record_ = 0;  // bytes per record (for the largest gradient of any rank)
   std::vector<std::byte> mine_, all_;  // this rank's records; every rank's (empty: one process)
   std::size_t steps_per_epoch_ = 0;
@@ -376,6 +446,9 @@ class SyncMode {
   std::vector<Cost> costs_;       // this step's, by global worker
   double clock_ = 0;              // virtual seconds of the synchronous run
   std::uint64_t phase_ = 0;       // barrier phases completed
+  // Across ranks; touched by the barrier completion alone (Describe reads them after the run).
+  double reduce_s_ = 0;        // wall seconds in Gather (and the ring), every step
+  std::uint64_t reduced_ = 0;  // steps reduced
 };
 
 }  // namespace corral::internal
