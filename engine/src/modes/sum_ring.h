@@ -17,12 +17,14 @@
 // is R-1, which made it. The header's round is the message's sequence number on its channel.
 //
 // No deadlock with blocking Sends: when rank R-1 sends total c, rank 0 has sent partial c and
-// received every total up to c-L-1, so channel R-1 -> 0 holds at most L+1 messages, and
-// kSlots >= L+1 means rank R-1 never waits to send. A rank waiting to receive from rank r-1
-// implies r-1 is not waiting to send to it (its message would be there), so a cycle of waits
-// would be of receives only, which the order above rules out (every receive waits for a send
-// of an earlier or the same iteration). L = R lets R chunks travel at once, enough to keep
-// every link of the ring busy (a chunk's partial and total take R hops).
+// received every total up to c-L-1, so channel R-1 -> 0 holds at most L+1 messages, and its
+// L+1 buffers (slots_per_edge) mean rank R-1 never waits to send. A rank waiting to receive
+// from rank r-1 implies r-1 is not waiting to send to it (its message would be there), so a
+// cycle of waits would be of receives only, which the order above rules out (every receive
+// waits for a send of an earlier or the same iteration). L = R lets R chunks travel at once, enough to keep
+// every link of the ring busy (a chunk's partial and total take R hops). Waits are the
+// transport's: a short spin, then asleep on the rank's doorbell (doorbell.h), never an
+// unbounded spin.
 //
 // Thread safety: one thread per rank at a time acts as the rank's endpoint (Run), and calls
 // are ordered by the caller (sync: barrier completions, whose phases order one another).

@@ -358,7 +358,8 @@ class SyncMode {
 
   // --allreduce ring: this step's gradient totals into totals_, each rank adding its workers'
   // terms in worker order, as Reduce's sum would. An aborted transport (a rank failed) stops
-  // the run at this step.
+  // the run at this step; a message out of order (a bug) throws, which ends the process here
+  // (noexcept), as a failing gather would.
   void RingSum() noexcept {
     if constexpr (std::is_same_v<typename M::Grad, DenseGrad>) {
       const bool done = ring_->Run(totals_.grad, [&](std::size_t lo, std::span<float> part) {
