@@ -45,11 +45,14 @@ enable_testing()
 add_subdirectory("$src" corral)
 add_subdirectory("$src/examples" examples)
 CMAKE
-# Unoptimised (-O0, no debug information): this build checks that the targets resolve and the
-# examples run; it compiles the whole library again, in half the time -O3 takes
-# (modes/hogwild.cc 24 s vs 44 s), and the examples still run in seconds.
+# Unoptimised (-O0, no debug information) and as a unity build: this build checks that the
+# targets resolve and the examples run, and it compiles the whole library again. -O0 takes half
+# the time -O3 takes (modes/hogwild.cc 24 s vs 44 s); a unity build (CMake's batches of 8
+# sources) then cuts the library's compile CPU time by 43% (130 s vs 229 s, user + sys), since
+# the sources share their heavy headers. It also checks that the library's sources compile side
+# by side: two internal helpers of one name in two sources' anonymous namespaces fail here.
 cmake -S "$work/consumer" -B "$work/subdir" "${common[@]}" -DCMAKE_BUILD_TYPE=Debug \
-      -DCMAKE_CXX_FLAGS_DEBUG=-O0
+      -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_UNITY_BUILD=ON
 # The library and the examples only: the CLI and the Python module are built (and tested) by the
 # enclosing build already, and building them again here doubled this test's time.
 cmake --build "$work/subdir" -j "$jobs" --target corral_examples
