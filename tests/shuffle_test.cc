@@ -413,6 +413,50 @@ TEST(MemoryBudget, ARunThatDoesNotFitIsTheInPlaceRunBitForBit) {
   EXPECT_EQ(large.params, unbounded.params);
 }
 
+// A budget that holds a window but not the whole copy, for a mode that reads through one
+// (hogwild's fused linear loop): each worker lays out a stretch of the epoch's order at a time.
+// The rows are visited in the same order as read in place, so the run is that one bit for bit,
+// sparse and dense, here with a dozen windows an epoch and a window that ends mid-way.
+TEST(MemoryBudget, AWindowAtATimeIsTheInPlaceRunBitForBit) {
+  for (const bool dense : {false, true}) {
+    const SyntheticSplit data = MakeSyntheticClassification(
+        {.rows = 12'000, .features = 40, .nnz_per_row = 12, .zipf = 0.8, .seed = 3, .dense = dense}, 10);
+    const double bytes = DataBytes(data.train);
+    const TrainConfig base{.threads = 1, .epochs = 2, .lr = 0.2f, .pin = Pin::kNone, .shuffle = Shuffle::kEpoch};
+    TrainConfig windowed = base;
+    windowed.memory_budget = 2 * static_cast<std::uint64_t>(kMinWindowBytes) + 8000;
+    ASSERT_GT(bytes, 12 * kMinWindowBytes) << "a dozen windows an epoch";
+    const TrainResult w = Train(data.train, nullptr, windowed);
+    EXPECT_EQ(w.shuffle, Shuffle::kEpoch);
+    EXPECT_EQ(w.hot_coords, 0);
+    EXPECT_LE(w.shuffle_copy_bytes, windowed.memory_budget);
+    EXPECT_NE(SummaryLine(w, "shuffle").find("epoch in windows: each worker lays out"), std::string::npos)
+        << SummaryLine(w, "shuffle");
+
+    TrainConfig in_place = base;
+    in_place.shuffle = Shuffle::kIndex;
+    in_place.hot_coords = 0;
+    EXPECT_EQ(Train(data.train, nullptr, in_place).params, w.params) << (dense ? "dense" : "sparse");
+  }
+}
+
+TEST(MemoryBudget, WindowsOnlyForModesThatReadThemAndNotBelowTheLeast) {
+  const std::uint64_t budget = 1 << 20;
+  DataCopies c = ResolveDataCopies(Shuffle::kEpoch, true, false, 8e6, budget, 1e12, {}, 2, true);
+  EXPECT_EQ(c.shuffle, Shuffle::kEpoch);
+  EXPECT_EQ(c.window_bytes, budget / 4);  // an equal share each of half the budget
+  EXPECT_DOUBLE_EQ(c.bytes_left, budget / 2);
+  c = ResolveDataCopies(Shuffle::kEpoch, true, false, 8e6, budget, 1e12, {}, 2, false);
+  EXPECT_EQ(c.shuffle, Shuffle::kIndex);
+  EXPECT_EQ(c.window_bytes, 0u);
+  c = ResolveDataCopies(Shuffle::kEpoch, true, false, 8e6, 200'000, 1e12, {}, 2, true);
+  EXPECT_EQ(c.shuffle, Shuffle::kIndex) << "50 kB a worker is below the least window";
+  c = ResolveDataCopies(Shuffle::kEpoch, true, false, 2e10, 1ull << 33, 1e12, {}, 1, true);
+  EXPECT_EQ(c.window_bytes, static_cast<std::uint64_t>(kWindowBytes));
+  c = ResolveDataCopies(Shuffle::kIndex, true, false, 8e6, budget, 1e12, {}, 2, true);
+  EXPECT_EQ(c.window_bytes, 0u) << "index asked for";
+}
+
 // Workers on two (described) NUMA nodes copy their shards; a budget that holds the epoch's
 // copy but not the shards' keeps them views and says so.
 TEST(MemoryBudget, ShardCopiesGoBeforeTheEpochCopy) {

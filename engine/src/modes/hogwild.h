@@ -34,6 +34,11 @@ class HogwildMode {
     }
   }
 
+  // Whether an epoch can be read through a window (RunPlan::window_bytes).
+  static bool EpochInWindows(const TrainConfig& config) {
+    return !kLocked && HogwildStepsWindow<M>(config);
+  }
+
   void Setup(int w) {
     State& self = workers_[w];
     BuildHotWorker(self, model_, plan_, w, head_, plan_.threads == 1);

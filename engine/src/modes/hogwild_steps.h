@@ -82,11 +82,30 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
       const bool prefetch_tail = !self.hot.exclusive;
       if (head != nullptr) self.hot.copy.Begin(w, *head, self.shrink);
       std::size_t until_sync = HotHead::kSyncBase;
+      // --shuffle epoch in windows (never with a head): samples [lo, hi) of the order are the
+      // window's rows 0, 1, ..., laid out when the loop reaches hi.
+      const bool windowed = self.layout.windowed();
+      std::size_t lo = start, hi = start;
       for (std::size_t k = start; k < order.size();) {
         if (halt.load(std::memory_order_relaxed)) break;
-        const std::size_t end = std::min(order.size(), k + chunk);
+        std::size_t end = std::min(order.size(), k + chunk);
         for (; k < end; ++k) {
           const std::uint32_t r = order[k];
+          if (head == nullptr && windowed) {
+            if (k == hi) {
+              lo = k;
+              hi = k + self.layout.Window(order.subspan(k), &halt);
+              // relaxed, as the check above: a stop may have cut the window short.
+              if (hi == k || halt.load(std::memory_order_relaxed)) {
+                end = k;
+                break;
+              }
+            }
+            const std::size_t i = k - lo;
+            if (k + kAhead < hi) PrefetchRow(self.shard, i + kAhead);
+            LinearStep(model, w, self.shard.Row(i), self.shard.Label(i), eta, self.shrink.data(), d);
+            continue;
+          }
           if (head == nullptr) {
             if (k + kAhead < order.size()) PrefetchRow(self.shard, order[k + kAhead]);
             LinearStep(model, w, self.shard.Row(r), self.shard.Label(r), eta, self.shrink.data(), d);
@@ -132,6 +151,14 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
   steps.store(self.samples, std::memory_order_relaxed);
 }
 
+// Whether HogwildSteps can read an epoch through a window (RunPlan::window_bytes): the fused
+// linear loop only (a linear model, batch 1, plain SGD steps), where the hot head is off (the
+// window is chosen because the data's copies do not fit, the split rows included).
+template <typename M>
+bool HogwildStepsWindow(const TrainConfig& config) {
+  return kIsLinear<M> && config.batch == 1 && config.optimizer == Optimizer::kSgd;
+}
+
 // The hot head of hogwild and hogwild++: for a linear model at batch 1 (the fused loop), the
 // coordinates each worker keeps a private copy of; empty otherwise, or when its split rows (a
 // copy of the data) do not fit in what --memory-budget leaves (RunPlan::copy_bytes_left).
@@ -166,7 +193,8 @@ void BuildHotWorker(State& self, const M& model, const RunPlan& plan, int w, con
                     bool exclusive) {
   const auto batch = static_cast<std::size_t>(plan.config.batch);
   if (head.empty()) {
-    self.Build(model, plan.train, plan.held, w, plan.workers, batch, plan.shuffle, plan.copy_shards);
+    self.Build(model, plan.train, plan.held, w, plan.workers, batch, plan.shuffle, plan.copy_shards,
+               plan.window_bytes);
     return;
   }
   // The split rows are what --shuffle epoch re-lays out here, not the shard.

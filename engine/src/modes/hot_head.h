@@ -181,7 +181,7 @@ struct SplitRows {
   void Permute(const SplitRows& stored, std::span<const std::uint32_t> order,
                const std::atomic<bool>* halt = nullptr) {
     GatherRows(
-        stored.begin, order, begin, halt,
+        stored.begin, order, begin, index.size(), halt,
         [&](std::size_t k, std::uint32_t r) {
           hot[k] = stored.hot[r];
           label[k] = stored.label[r];

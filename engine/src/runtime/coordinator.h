@@ -231,6 +231,9 @@ struct RunPlan {
   // What --memory-budget leaves for other copies of the data (the hot head's split rows) after
   // the epoch's and the shards' (infinite without a budget).
   double copy_bytes_left = std::numeric_limits<double>::infinity();
+  // --shuffle epoch in windows of this many bytes a worker (0: the whole shard), for a mode
+  // whose EpochInWindows(config) is true (DataCopies::window_bytes).
+  std::uint64_t window_bytes = 0;
   ModelInfo info;                     // what the parameters mean (checkpoints written while training)
   ModeState mode_state;               // resumed: the mode's saved state (empty: none saved)
   const Dataset* validation = nullptr;  // --validation: scored at every epoch end (or none)
@@ -541,16 +544,19 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   // the ranks sharing a machine would pin their workers onto the same cores.
   Placement placement(config.hardware, across ? Pin::kNone : config.pin, threads);
   plan.worker_domain = placement.report().worker_domain;
+  bool windows = false;  // whether the mode reads an epoch through a window, when it must
+  if constexpr (requires { Mode::EpochInWindows(config); }) windows = Mode::EpochInWindows(config);
   DataCopies copies = ResolveDataCopies(
       config.shuffle, requires(const Mode& m) { m.Shuffling(); }, placement.report().numa_nodes_used > 1,
       DataBytes(train), config.memory_budget, static_cast<double>(MemoryLimitBytes()),
-      placement.cache_share(), threads);
+      placement.cache_share(), threads, windows);
   plan.shuffle = copies.shuffle;
   plan.copy_shards = copies.copy_shards;
   plan.shuffle_note = std::move(copies.shuffle_note);
   plan.shuffle_reason = std::move(copies.auto_reason);
   plan.shards_note = std::move(copies.shards_note);
   plan.copy_bytes_left = copies.bytes_left;
+  plan.window_bytes = copies.window_bytes;
   plan.live = observer.live != nullptr;
   Mode mode(model, plan, halt);
   // hogwild's shared model: every worker writes all of it (Placement::Interleave).

@@ -81,7 +81,9 @@ struct alignas(kCacheLine) ShardWorker {
   // The rows the mode reads, visited as shard[order[k]] for k = position, position + 1, ...:
   // with --shuffle index the worker's rows in storage order and `order` the epoch's
   // permutation; with epoch the layout's copy in that permutation and `order` the identity;
-  // with off the stored rows and the identity.
+  // with off the stored rows and the identity. With epoch in windows (layout.windowed(), a
+  // mode that asked for them through RunPlan::window_bytes) `order` stays the permutation and
+  // the mode's loop reads the rows through layout.Window instead (HogwildSteps).
   Dataset shard;
   std::vector<std::uint32_t> order;
   EpochLayout layout;  // --shuffle epoch: the stored rows and the epoch's copy
@@ -123,8 +125,9 @@ struct alignas(kCacheLine) ShardWorker {
   // default) is right for any mode. `copy` (RunPlan::copy_shards): the shard is a copy, else
   // a view of `train`'s rows.
   // `held`: which rows of the whole set `train` holds (w and workers are global).
+  // `window_bytes` (epoch only; 0: the whole shard): the copy as a window of that size.
   void Build(const M& model, const Dataset& train, HeldRows held, int w, int workers,
-             std::size_t batch, Shuffle visiting, bool copy) {
+             std::size_t batch, Shuffle visiting, bool copy, std::uint64_t window_bytes = 0) {
     const std::size_t begin = ShardBegin(held.total, w, workers) - held.first;
     const std::size_t end = ShardBegin(held.total, w + 1, workers) - held.first;
     shard = copy ? train.Slice(begin, end) : train.Rows(begin, end);
@@ -132,7 +135,10 @@ struct alignas(kCacheLine) ShardWorker {
     grad.emplace(model.MakeGrad(shard, batch));
     workspace.emplace(model.MakeWorkspace(batch));
     shuffle = visiting;
-    if (shuffle == Shuffle::kEpoch) {
+    if (shuffle == Shuffle::kEpoch && window_bytes > 0) {
+      layout.BuildWindow(shard, window_bytes);
+      shard = layout.view();
+    } else if (shuffle == Shuffle::kEpoch) {
       layout.Build(shard);
       shard = layout.view();
     }
@@ -144,7 +150,7 @@ struct alignas(kCacheLine) ShardWorker {
   void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start,
                   const std::atomic<bool>* halt = nullptr) {
     DrawOrder(seed, epoch, w);
-    if (layout.active()) {
+    if (layout.active() && !layout.windowed()) {
       layout.Permute(order, halt);
       std::iota(order.begin(), order.end(), 0u);
     }
