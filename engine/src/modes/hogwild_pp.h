@@ -60,9 +60,10 @@
 // delta arrived; g takes no turn while its reply is outstanding (awaiting_reply_). Each of the
 // two messages counts d * 4 bytes to the worker that sends it (2 d * 4 a sync, as above).
 // At an epoch's end (EndEpoch) a delta or its reply may still be on its way, and the token is
-// Away on every rank but the one it is on, if any: the coordinators, the workers parked, serve
-// their ports until every delta sent on any rank has been answered and the answer applied (the
-// ranks' deltas sent less replies applied, summed across ranks, is 0). The ring is then at rest
+// Away on every rank but the one it is on, if any: the coordinators, the workers parked, learn
+// every rank's count of deltas sent (one gather) and serve their ports until they have applied
+// the previous rank's and had each of their own answered (sleeping between looks; an aborted
+// transport ends the wait, and the run, on every rank). The ring is then at rest
 // (each group's x_g and o_g whole, one free turn on the whole ring), and the evaluation, the
 // consensus and a checkpoint see that state. A checkpoint names every group of the ring by its
 // number on it (rank r's group g is r G + g) and the token by the group whose turn it is: one
@@ -211,45 +212,47 @@ class HogwildPPMode {
   void EndEpoch() {
     if (!port_) return;
     Cluster& cluster = *plan_.cluster;
-    for (;;) {
-      // The port is free (the workers are parked); a reply sent here counts to the rank's first
-      // worker. The counters are the port holder's: this thread's, after Serve.
-      Serve(workers_[0]);
-      const std::uint64_t mine[2] = {deltas_sent_ - replies_applied_, port_->aborted() ? 1u : 0u};
-      const std::vector<std::uint64_t> all =
-          GatherAll(cluster, std::span<const std::uint64_t>(mine));
-      std::uint64_t open = 0, aborted = 0;
-      for (std::size_t r = 0; r < all.size(); r += 2) {
-        open += all[r];
-        aborted += all[r + 1];
+    // The counters are the port holder's: this thread's, the workers parked (and after Serve).
+    // Every rank's deltas sent: this rank owes the previous rank's a reply each, and awaits one
+    // for each of its own. No delta is sent meanwhile (only a worker passes the token).
+    const std::vector<std::uint64_t> sent =
+        GatherAll(cluster, std::span<const std::uint64_t>(&deltas_sent_, 1));
+    const std::uint64_t deltas_due = sent[static_cast<std::size_t>(port_->previous())];
+    while ((deltas_applied_ < deltas_due || replies_applied_ < deltas_sent_) && !port_->aborted()) {
+      Serve(workers_[0]);  // the port is free; a reply sent here counts to the first worker
+      if (deltas_applied_ < deltas_due || replies_applied_ < deltas_sent_) {
+        // A message is on its way (the progress threads carry it): look again shortly.
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
       }
-      if (aborted > 0) {
-        throw Error(ErrorCode::kWorkerFailed,
-                    "hogwild++ across ranks: rank " + std::to_string(cluster.rank()) +
-                        " stopped: the ring's transport was aborted (another rank failed) "
-                        "before its messages came to rest");
-      }
-      if (open == 0) break;
-      // A message is on its way (the progress threads carry it): look again shortly.
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
-    // The one free turn on the ring: the rank whose token is not Away names its group.
+    // The one free turn on the ring: the rank whose token is not Away names its group; and
+    // whether a rank stopped waiting on an aborted transport (an abort reaches every rank).
     // relaxed: the workers are parked, and Serve's store was this thread's.
     const std::uint32_t token = token_.load(std::memory_order_relaxed);
     const auto none = static_cast<std::uint64_t>(RingSize());
-    const std::uint64_t turn =
-        token == Away() ? none
-                        : static_cast<std::uint64_t>(cluster.rank() * Groups()) + token / 2;
-    const std::vector<std::uint64_t> turns =
-        GatherAll(cluster, std::span<const std::uint64_t>(&turn, 1));
-    const auto held =
-        std::count_if(turns.begin(), turns.end(), [&](std::uint64_t t) { return t < none; });
+    const std::uint64_t mine[2] = {
+        token == Away() ? none : static_cast<std::uint64_t>(cluster.rank() * Groups()) + token / 2,
+        port_->aborted() ? 1u : 0u};
+    const std::vector<std::uint64_t> all = GatherAll(cluster, std::span<const std::uint64_t>(mine));
+    std::uint64_t held = 0, aborted = 0;
+    for (std::size_t r = 0; r < all.size(); r += 2) {
+      if (all[r] < none) {
+        ++held;
+        ring_turn_ = all[r];
+      }
+      aborted += all[r + 1];
+    }
+    if (aborted > 0) {
+      throw Error(ErrorCode::kWorkerFailed,
+                  "hogwild++ across ranks: rank " + std::to_string(cluster.rank()) +
+                      " stopped: the ring's transport was aborted (a rank failed) before its "
+                      "messages came to rest");
+    }
     if (held != 1 || token % 2 != 0) {
       throw Error(ErrorCode::kWorkerFailed,
                   "hogwild++ across ranks: the ring at rest has its token on " +
                       std::to_string(held) + " ranks (expected one free turn; a bug)");
     }
-    ring_turn_ = *std::min_element(turns.begin(), turns.end());
   }
 
   // The group replicas' mean (across ranks: every rank's groups, in ring order; collective).
@@ -463,6 +466,7 @@ class HogwildPPMode {
       scratch_[u] = next;
       x.Store(u, next + beta_ * delta[u]);
     }
+    ++deltas_applied_;
     if (port_->Send(port_->previous(), RingPort::kReply, scratch_)) {
       self.sent += scratch_.size() * sizeof(float);
     }
@@ -532,11 +536,12 @@ class HogwildPPMode {
   // Across ranks only (see the header).
   std::optional<RingPort> port_;
   // Thread safety: the port's holder only (ring_port.h). sent_: x_s of the last group's delta
-  // in flight; scratch_: the payload being sent; the rank's deltas sent and replies applied
-  // (EndEpoch brings their sums across ranks level).
+  // in flight; scratch_: the payload being sent; the rank's deltas sent, deltas applied and
+  // replies applied (EndEpoch waits until every delta is applied and answered).
   std::vector<float> sent_;
   std::vector<float> scratch_;
   std::uint64_t deltas_sent_ = 0;
+  std::uint64_t deltas_applied_ = 0;
   std::uint64_t replies_applied_ = 0;
   // The ring's free turn at rest (a group's number on the ring): set by EndEpoch and by a
   // resume, read by VisitState; coordinator-only. It starts with rank 0's first group.
