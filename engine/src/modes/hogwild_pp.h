@@ -1,3 +1,6 @@
+// Over 300 lines: one mode whose ring runs in one process and across ranks (the hop's messages,
+// their rest at epoch ends, the ring's checkpoint) over the same groups and token; most of it is
+// the comments the concurrency argument needs.
 // HOGWILD++ (Zhang, Hsieh, Akella 2016, "HogWild++: A New Mechanism for Decentralized
 // Asynchronous Stochastic Gradient Descent", ICDM) under Coordinate (DESIGN.md §2).
 //
