@@ -649,13 +649,6 @@ void CheckAcrossRanks(const TrainConfig& config, const TrainObserver& observer, 
               ": the workers of each rank (mpirun starts one rank per slot; e.g. one rank per "
               "NUMA node with --threads its cores)");
   }
-  // The round-based modes keep their state by worker (gathered into one file, each rank taking
-  // its workers' back); hogwild++'s groups share theirs.
-  if (!mode.round_based &&
-      (!config.resume_path.empty() || config.checkpoint_every > 0 || config.checkpoint_every_s > 0)) {
-    BadConfig("--resume and --checkpoint-every with --algo " + std::string(mode.name) +
-              " do not run " + across + " yet (--save writes the final model from rank 0)");
-  }
   if (observer.live != nullptr) BadConfig("a LiveModel does not follow a run " + across);
   if (!config.validation.empty() || config.early_stop > 0) {
     BadConfig("--validation and --early-stop do not run " + across + " yet");

@@ -5,7 +5,8 @@
 # rank: a data file missing on rank 1 only, a model file (--init) missing on rank 1 only (it
 # throws inside the run, where rank 0 already waits for it in the mode's collective setup; run
 # with hogwild++, whose ring sets up as dpsgd's transport does, and once only: the case costs
-# AgreeOnExit's 5 s), a mode that does not run across ranks.
+# AgreeOnExit's 5 s), hogwild++'s checkpoint across ranks (resumed; refused in one process), a
+# mode that does not run across ranks.
 set -u
 corral=$1 mpiexec=$2
 dir=$(mktemp -d)
@@ -65,6 +66,22 @@ per_rank hogwild++ '--init "'"$dir"'/init$r.model"'
 rc=$?
 [[ $rc != 0 ]] || fail "--init missing on rank 1: exit 0"
 grep -q "rank 1: .*init1.model" "$log" || fail "--init missing on rank 1: no message naming rank 1 and the file"
+
+# hogwild++ across ranks checkpoints (2 x 1: one group per rank): after each of 2 epochs, rank 0
+# writing the file, which a run of 3 epochs resumes; one process with the same 2 threads (and 2
+# groups) refuses it, naming the file and the layout.
+hpp=(--data "$dir/data0.svm" --lr 0.05 --pin none --seed 9 --algo hogwild++ --quiet)
+"$mpiexec" -n 2 "$corral" train "${hpp[@]}" --threads 1 --epochs 2 --checkpoint-every 1 \
+  --save "$dir/hpp.model" >"$log" 2>&1 || fail "hogwild++ 2 x 1 with --checkpoint-every failed"
+"$mpiexec" -n 2 "$corral" train "${hpp[@]}" --threads 1 --epochs 3 --resume "$dir/hpp.model" \
+  --save "$dir/hpp3.model" >"$log" 2>&1 || fail "hogwild++ 2 x 1 --resume failed"
+[[ -s $dir/hpp3.model ]] || fail "hogwild++ 2 x 1 --resume saved no model"
+"$corral" train "${hpp[@]}" --threads 2 --group-size 1 --epochs 3 --resume "$dir/hpp.model" \
+  >"$log" 2>&1
+rc=$?
+[[ $rc == 2 ]] || fail "hogwild++ ranks' checkpoint in one process: exit $rc, expected 2"
+grep -q "hpp.model: cannot resume: the checkpoint was written with hogwild++ across ranks" "$log" ||
+  fail "hogwild++ ranks' checkpoint in one process: no message naming the file and the layout"
 
 "$mpiexec" -n 2 "$corral" train "${common[@]}" --algo hogwild --threads 2 >"$log" 2>&1
 rc=$?

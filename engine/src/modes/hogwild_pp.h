@@ -1,3 +1,6 @@
+// Over 300 lines: one mode whose ring runs in one process and across ranks (the hop's messages,
+// their rest at epoch ends, the ring's checkpoint) over the same groups and token; most of it is
+// the comments the concurrency argument needs.
 // HOGWILD++ (Zhang, Hsieh, Akella 2016, "HogWild++: A New Mechanism for Decentralized
 // Asynchronous Stochastic Gradient Descent", ICDM) under Coordinate (DESIGN.md §2).
 //
@@ -59,19 +62,32 @@
 // So g's sync is done at its pass instead of its take, and against x_n as it stood when the
 // delta arrived; g takes no turn while its reply is outstanding (awaiting_reply_). Each of the
 // two messages counts d * 4 bytes to the worker that sends it (2 d * 4 a sync, as above).
+// At an epoch's end (EndEpoch) a delta or its reply may still be on its way, and the token is
+// Away on every rank but the one it is on, if any: the coordinators, the workers parked, learn
+// every rank's count of deltas sent (one gather) and serve their ports until they have applied
+// the previous rank's and had each of their own answered (sleeping between looks; an aborted
+// transport ends the wait, and the run, on every rank). The ring is then at rest
+// (each group's x_g and o_g whole, one free turn on the whole ring), and the evaluation, the
+// consensus and a checkpoint see that state. A checkpoint names every group of the ring by its
+// number on it (rank r's group g is r G + g) and the token by the group whose turn it is: one
+// file, rank 0's, that a run of the same ranks and groups resumes, each rank taking its groups
+// back and the token going to the rank of the group whose turn it is (VisitState).
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include <corral/error.h>
 #include <corral/params.h>
 #include <corral/placement.h>
 
@@ -170,20 +186,76 @@ class HogwildPPMode {
   std::pair<Shuffle, std::uint64_t> Shuffling() const { return workers_.Shuffling(); }
   // Its training state at an epoch boundary (mode_state.h): each group's replica and its
   // snapshot o_g, whose turn the token gives (nobody holds it between epochs), and each
-  // worker's count of hot-head syncs.
+  // worker's count of hot-head syncs. Across ranks, the ring's (VisitRing).
   void VisitState(StateVisitor& v) {
-    for (std::size_t g = 0; g < groups_.size(); ++g) {
-      v.Floats(Key("x", g), groups_[g].x);
-      v.Floats(Key("old", g), groups_[g].old);
+    if (port_) {
+      VisitRing(v);
+    } else {
+      v.RequireLayout(!v.HasCounter("ring/ranks"),
+                      "hogwild++ across ranks (this run: one process; resume it under mpirun "
+                      "with the ranks and --threads that wrote it)");
+      for (std::size_t g = 0; g < groups_.size(); ++g) {
+        v.Floats(Key("x", g), groups_[g].x);
+        v.Floats(Key("old", g), groups_[g].old);
+      }
+      // relaxed: the workers are parked (Crew's epoch end orders their writes before this).
+      std::uint32_t token = token_.load(std::memory_order_relaxed);
+      v.Count("token", token);
+      v.Require(token % 2 == 0 && token / 2 < static_cast<std::uint32_t>(Groups()),
+                "its token " + std::to_string(token) + " is not a free turn of one of the " +
+                    std::to_string(Groups()) + " groups");
+      if (v.loading()) token_.store(token, std::memory_order_relaxed);
     }
-    // relaxed: the workers are parked (Crew's epoch end orders their writes before this).
-    std::uint32_t token = token_.load(std::memory_order_relaxed);
-    v.Count("token", token);
-    v.Require(token % 2 == 0 && token / 2 < static_cast<std::uint32_t>(Groups()),
-              "its token " + std::to_string(token) + " is not a free turn of one of the " +
-                  std::to_string(Groups()) + " groups");
-    if (v.loading()) token_.store(token, std::memory_order_relaxed);
     for (int w = 0; w < plan_.threads; ++w) v.Count(Key("hot_syncs", w), workers_[w].hot.syncs);
+  }
+
+  // Across ranks, after every epoch (the coordinators, the workers parked; collective): the
+  // ring brought to rest (see the header). Throws kWorkerFailed when the transport was aborted
+  // (a rank failed) before it came to rest, on every rank alike.
+  void EndEpoch() {
+    if (!port_) return;
+    Cluster& cluster = *plan_.cluster;
+    // The counters are the port holder's: this thread's, the workers parked (and after Serve).
+    // Every rank's deltas sent: this rank owes the previous rank's a reply each, and awaits one
+    // for each of its own. No delta is sent meanwhile (only a worker passes the token).
+    const std::vector<std::uint64_t> sent =
+        GatherAll(cluster, std::span<const std::uint64_t>(&deltas_sent_, 1));
+    const std::uint64_t deltas_due = sent[static_cast<std::size_t>(port_->previous())];
+    while ((deltas_applied_ < deltas_due || replies_applied_ < deltas_sent_) && !port_->aborted()) {
+      Serve(workers_[0]);  // the port is free; a reply sent here counts to the first worker
+      if (deltas_applied_ < deltas_due || replies_applied_ < deltas_sent_) {
+        // A message is on its way (the progress threads carry it): look again shortly.
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+    }
+    // The one free turn on the ring: the rank whose token is not Away names its group; and
+    // whether a rank stopped waiting on an aborted transport (an abort reaches every rank).
+    // relaxed: the workers are parked, and Serve's store was this thread's.
+    const std::uint32_t token = token_.load(std::memory_order_relaxed);
+    const auto none = static_cast<std::uint64_t>(RingSize());
+    const std::uint64_t mine[2] = {
+        token == Away() ? none : static_cast<std::uint64_t>(cluster.rank() * Groups()) + token / 2,
+        port_->aborted() ? 1u : 0u};
+    const std::vector<std::uint64_t> all = GatherAll(cluster, std::span<const std::uint64_t>(mine));
+    std::uint64_t held = 0, aborted = 0;
+    for (std::size_t r = 0; r < all.size(); r += 2) {
+      if (all[r] < none) {
+        ++held;
+        ring_turn_ = all[r];
+      }
+      aborted += all[r + 1];
+    }
+    if (aborted > 0) {
+      throw Error(ErrorCode::kWorkerFailed,
+                  "hogwild++ across ranks: rank " + std::to_string(cluster.rank()) +
+                      " stopped: the ring's transport was aborted (a rank failed) before its "
+                      "messages came to rest");
+    }
+    if (held != 1 || token % 2 != 0) {
+      throw Error(ErrorCode::kWorkerFailed,
+                  "hogwild++ across ranks: the ring at rest has its token on " +
+                      std::to_string(held) + " ranks (expected one free turn; a bug)");
+    }
   }
 
   // The group replicas' mean (across ranks: every rank's groups, in ring order; collective).
@@ -297,6 +369,48 @@ class HogwildPPMode {
     return plan.config.group_size == 0 && across ? plan.threads : plan.config.group_size;
   }
 
+  // VisitState across ranks: the ring's layout ("ring/ranks", "ring/groups": each rank's), every
+  // group's replica and snapshot by its number on the ring ("ring/x/q", "ring/old/q"), and the
+  // group whose turn the token gives ("ring/token"), the ring at rest (EndEpoch). Not worker
+  // entries (mode_state.h): saving, a rank visits its own groups and GatherModeState merges
+  // every rank's into the file; loading, every rank reads them all and keeps its own.
+  void VisitRing(StateVisitor& v) {
+    const int rank = plan_.cluster->rank();
+    const auto ranks = static_cast<std::uint64_t>(plan_.cluster->ranks());
+    const auto groups = static_cast<std::uint64_t>(Groups());
+    const std::string layout = std::to_string(ranks) + " ranks of " + std::to_string(groups) +
+                               " hogwild++ group" + (groups == 1 ? "" : "s") + " each";
+    v.RequireLayout(v.HasCounter("ring/ranks"),
+                    "hogwild++ in one process (this run: " + layout +
+                        "; resume it in one process with the --threads that wrote it)");
+    std::uint64_t saved_ranks = ranks, saved_groups = groups;
+    v.Count("ring/ranks", saved_ranks);
+    v.Count("ring/groups", saved_groups);
+    v.RequireLayout(saved_ranks == ranks && saved_groups == groups,
+                    std::to_string(saved_ranks) + " ranks of " + std::to_string(saved_groups) +
+                        " hogwild++ group" + (saved_groups == 1 ? "" : "s") + " each (this run: " +
+                        layout + "; a resumed run needs the same mpirun -np, --threads and " +
+                        "--group-size)");
+    const std::size_t first = static_cast<std::size_t>(rank) * groups_.size();
+    std::vector<float> other;  // loading: another rank's group, read and dropped
+    for (std::size_t q = 0; q < static_cast<std::size_t>(RingSize()); ++q) {
+      const bool mine = q >= first && q - first < groups_.size();
+      if (!mine && !v.loading()) continue;  // its own rank saves it
+      if (!mine) other.resize(plan_.initial.size());
+      v.Floats(Key("ring/x", q), mine ? groups_[q - first].x : other);
+      v.Floats(Key("ring/old", q), mine ? groups_[q - first].old : other);
+    }
+    v.Count("ring/token", ring_turn_);
+    v.Require(ring_turn_ < static_cast<std::uint64_t>(RingSize()),
+              "its ring token " + std::to_string(ring_turn_) + " is not the turn of one of the " +
+                  std::to_string(RingSize()) + " groups on the ring");
+    if (!v.loading()) return;
+    const bool here = ring_turn_ / groups == static_cast<std::uint64_t>(rank);
+    // relaxed: before the first epoch, which the Crew's start orders after this.
+    token_.store(here ? static_cast<std::uint32_t>(2 * (ring_turn_ % groups)) : Away(),
+                 std::memory_order_relaxed);
+  }
+
   // Whether group g's next group on the ring lives on another rank.
   bool Crosses(int g) const { return port_ && g == Groups() - 1; }
   // The token's value while it is on another rank (or travelling): no group's turn here.
@@ -316,6 +430,7 @@ class HogwildPPMode {
     awaiting_reply_.store(true, std::memory_order_relaxed);
     token_.store(Away(), std::memory_order_relaxed);
     const bool sent = port_->Send(port_->next(), RingPort::kDelta, scratch_);
+    if (sent) ++deltas_sent_;
     port_->Drop();
     if (!sent) return;  // aborted: the run is ending
     ++self.syncs;
@@ -354,6 +469,7 @@ class HogwildPPMode {
       scratch_[u] = next;
       x.Store(u, next + beta_ * delta[u]);
     }
+    ++deltas_applied_;
     if (port_->Send(port_->previous(), RingPort::kReply, scratch_)) {
       self.sent += scratch_.size() * sizeof(float);
     }
@@ -372,6 +488,7 @@ class HogwildPPMode {
       x.Store(u, x.Load(u) + (mixed - sent));
       group.old[u] = mixed;
     }
+    ++replies_applied_;
     awaiting_reply_.store(false, std::memory_order_release);
   }
 
@@ -422,9 +539,16 @@ class HogwildPPMode {
   // Across ranks only (see the header).
   std::optional<RingPort> port_;
   // Thread safety: the port's holder only (ring_port.h). sent_: x_s of the last group's delta
-  // in flight; scratch_: the payload being sent.
+  // in flight; scratch_: the payload being sent; the rank's deltas sent, deltas applied and
+  // replies applied (EndEpoch waits until every delta is applied and answered).
   std::vector<float> sent_;
   std::vector<float> scratch_;
+  std::uint64_t deltas_sent_ = 0;
+  std::uint64_t deltas_applied_ = 0;
+  std::uint64_t replies_applied_ = 0;
+  // The ring's free turn at rest (a group's number on the ring): set by EndEpoch and by a
+  // resume, read by VisitState; coordinator-only. It starts with rank 0's first group.
+  std::uint64_t ring_turn_ = 0;
   // W: SendDelta (set, relaxed), ApplyReply (clear, release); R: takers of the last group's
   // turn (acquire): o_g and x_g as the reply left them happen before that group's next turn.
   alignas(kCacheLine) std::atomic<bool> awaiting_reply_{false};

@@ -102,6 +102,8 @@ class RingPort {
   }
   // \pre held.
   void Release(const Message& m) { transport_->Release(rank_, m); }
+  // Whether the transport was aborted (a rank failed): no message is sent or delivered any more.
+  bool aborted() const { return transport_->aborted(); }
   static std::span<const float> Floats(const Message& m) {
     return {reinterpret_cast<const float*>(m.payload.data()), m.payload.size() / sizeof(float)};
   }

@@ -727,8 +727,14 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   EvaluateInto(model, std::span<const float>(snapshot), train, nullptr, cluster, start_point);
   const DivergenceGuard guard(start_point.objective);
   result.state.epochs_done = plan.first_epoch;
-  // Where every worker of the run stands: each rank's, gathered in worker order.
+  // Where every worker of the run stands: each rank's, gathered in worker order; none when all
+  // stand at the epoch's start (a boundary: a run stopped before its first epoch, or a finished
+  // run resumed, saves the mode's state it holds, as one stopped after an epoch does).
   result.state.position = GatherAll(cluster, std::span<const std::uint64_t>(plan.start));
+  if (std::all_of(result.state.position.begin(), result.state.position.end(),
+                  [](std::uint64_t at) { return at == 0; })) {
+    result.state.position.clear();
+  }
   // An epoch's evaluation point `p` (its other fields set) of the model in `snapshot`: the
   // objective and the test and validation measures, the divergence check, the metrics line.
   const auto evaluate_point = [&](EvalPoint& p) {

@@ -108,6 +108,16 @@ class StateVisitor {
     if (loading() && !ok) Bad(what);
   }
 
+  // Loading: refuses the checkpoint as one written by another layout of the run (kBadConfig,
+  // naming the file, as CheckResumable does), `what` saying what it was written with and what
+  // this run has.
+  void RequireLayout(bool ok, const std::string& what) const {
+    if (loading() && !ok) {
+      throw Error(ErrorCode::kBadConfig,
+                  path_ + ": cannot resume: the checkpoint was written with " + what);
+    }
+  }
+
   // After the mode's VisitState: a checkpoint with entries this run did not ask for was
   // written by another layout (another mode, topology or worker count got past the checks).
   void Finish() const {
