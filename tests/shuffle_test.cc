@@ -414,15 +414,19 @@ TEST(MemoryBudget, ARunThatDoesNotFitIsTheInPlaceRunBitForBit) {
 }
 
 // A budget that holds a window but not the whole copy, for a mode that reads through one
-// (hogwild's fused linear loop): each worker lays out a stretch of the epoch's order at a time.
-// The rows are visited in the same order as read in place, so the run is that one bit for bit,
-// sparse and dense, here with a dozen windows an epoch and a window that ends mid-way.
-TEST(MemoryBudget, AWindowAtATimeIsTheInPlaceRunBitForBit) {
+// (the fused linear loop of hogwild and hogwild++'s groups): each worker lays out a stretch of
+// the epoch's order at a time. The rows are visited in the same order as read in place, so the
+// run is that one bit for bit, sparse and dense, here with a dozen windows an epoch and a
+// window that ends mid-way.
+class WindowedModes : public ::testing::TestWithParam<Algorithm> {};
+
+TEST_P(WindowedModes, AWindowAtATimeIsTheInPlaceRunBitForBit) {
   for (const bool dense : {false, true}) {
     const SyntheticSplit data = MakeSyntheticClassification(
         {.rows = 12'000, .features = 40, .nnz_per_row = 12, .zipf = 0.8, .seed = 3, .dense = dense}, 10);
     const double bytes = DataBytes(data.train);
-    const TrainConfig base{.threads = 1, .epochs = 2, .lr = 0.2f, .pin = Pin::kNone, .shuffle = Shuffle::kEpoch};
+    TrainConfig base{.threads = 1, .epochs = 2, .lr = 0.2f, .pin = Pin::kNone, .shuffle = Shuffle::kEpoch};
+    base.algorithm = GetParam();
     TrainConfig windowed = base;
     windowed.memory_budget = 2 * static_cast<std::uint64_t>(kMinWindowBytes) + 8000;
     ASSERT_GT(bytes, 12 * kMinWindowBytes) << "a dozen windows an epoch";
@@ -439,6 +443,13 @@ TEST(MemoryBudget, AWindowAtATimeIsTheInPlaceRunBitForBit) {
     EXPECT_EQ(Train(data.train, nullptr, in_place).params, w.params) << (dense ? "dense" : "sparse");
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(MemoryBudget, WindowedModes,
+                         ::testing::Values(Algorithm::kHogwild, Algorithm::kHogwildPP),
+                         [](const ::testing::TestParamInfo<Algorithm>& p) {
+                           return std::string(ToString(p.param)) == "hogwild++" ? std::string("hogwildpp")
+                                                                                : std::string(ToString(p.param));
+                         });
 
 TEST(MemoryBudget, WindowsOnlyForModesThatReadThemAndNotBelowTheLeast) {
   const std::uint64_t budget = 1 << 20;

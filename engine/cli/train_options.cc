@@ -122,7 +122,7 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--memory-budget", o.memory_budget,
                   "Bytes the copies of the data training makes may take, e.g. 512M or 4G (K, M, G, T: "
                   "powers of 1024): --shuffle epoch's copy, then per-node shard copies; what does not "
-                  "fit is read in place (hogwild's linear models: epoch's copy a window at a time, "
+                  "fit is read in place (hogwild(++)'s linear models: epoch's copy a window at a time, "
                   "in half the budget; else index shuffling), and the summary says so. A binary cache "
                   "(corral data convert) is read through a file mapping and not counted (default: the "
                   "machine's memory)");

@@ -140,6 +140,10 @@ class HogwildPPMode {
     }
   }
 
+  // Whether an epoch can be read through a window (RunPlan::window_bytes): as hogwild's, the
+  // groups' steps being HogwildSteps.
+  static bool EpochInWindows(const TrainConfig& config) { return HogwildStepsWindow<M>(config); }
+
   void Setup(int w) {
     State& self = workers_[w - first_];
     BuildHotWorker(self, model_, plan_, w, head_, false);  // never exclusive: the ring writes too
