@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <span>
@@ -163,6 +164,46 @@ TEST(StepSizeSearch, MomentumPicksTheArgminOfHeavyBallScores) {
   EXPECT_EQ(found.lr, std::ldexp(1.0f, best_k));
   EXPECT_EQ(found.objective, best);
   EXPECT_LT(found.lr, sgd.lr);
+}
+
+// The search scores its walk's candidates `lanes` at a time, in parallel, ahead of the walk. A
+// candidate's score depends on its step alone, so every lane count must pick the serial search's
+// step with its score, bit for bit: the fused step read in place and on a gathered copy, AdaGrad,
+// and the generic path (the mlp, with heavy ball and without). A lane count that kept a
+// candidate scored past the walk's end, or stopped a round short, would pick another step.
+// (Lanes beyond the machine's hardware threads are capped: on 2 cores 3, 4 and 9 run as 2.)
+TEST(StepSizeSearch, LanesPickTheSerialSearchsStepBitForBit) {
+  const Dataset train = testing::SmallProblem().train;  // 3000 rows
+  const LogisticModel linear(train, 1e-3f);
+  const MlpModel mlp(train, {8}, 1e-3f);
+  struct Case {
+    const char* name;
+    std::function<StepSizeSearch(std::size_t)> search;
+  };
+  const std::vector<Case> cases = {
+      {"linear, in place", [&](std::size_t lanes) { return SearchStepSize(linear, train, 1, 11, {.lanes = lanes}); }},
+      {"linear, gathered",  // 600 sampled rows of 3000: more than 4 samples' rows, gathered
+       [&](std::size_t lanes) { return SearchStepSize(linear, train, 1, 11, {.sample_rows = 600, .lanes = lanes}); }},
+      {"linear, adagrad",
+       [&](std::size_t lanes) {
+         return SearchStepSize(linear, train, 1, 11, {.optimizer = Optimizer::kAdaGrad, .lanes = lanes});
+       }},
+      {"mlp, batch 8", [&](std::size_t lanes) { return SearchStepSize(mlp, train, 8, 5, {.lanes = lanes}); }},
+      {"mlp, momentum",
+       [&](std::size_t lanes) {
+         return SearchStepSize(mlp, train, 8, 5,
+                               {.optimizer = Optimizer::kMomentum, .momentum = 0.9f, .lanes = lanes});
+       }},
+  };
+  for (const Case& c : cases) {
+    const StepSizeSearch serial = c.search(1);
+    ASSERT_GT(serial.lr, 0.0f) << c.name;
+    for (const std::size_t lanes : {2u, 3u, 4u, 9u}) {  // 9: more than kMaxSearchLanes
+      const StepSizeSearch parallel = c.search(lanes);
+      EXPECT_EQ(parallel.lr, serial.lr) << c.name << ", " << lanes << " lanes";
+      EXPECT_EQ(parallel.objective, serial.objective) << c.name << ", " << lanes << " lanes";
+    }
+  }
 }
 
 }  // namespace

@@ -578,7 +578,8 @@ TrainResult RunMode(const M& model, const Dataset& train, HeldRows held, const D
   const auto search_batch = static_cast<std::size_t>(config.batch) *
                             static_cast<std::size_t>(mode.all_batches ? threads * cluster.ranks() : 1);
   bool searched = false;
-  RunPlan plan = PlanRun(model, train, config, threads, cluster, held, search_batch, searched);
+  RunPlan plan = PlanRun(model, train, config, threads, cluster, held, search_batch, searched,
+                         mode.replicas ? threads * cluster.ranks() : 1);
   plan.info = std::move(info);
   plan.validation = validation;
   plan.algorithm_reason = std::move(algorithm_reason);

@@ -42,6 +42,9 @@ struct ModeInfo {
   LinkUse link = LinkUse::kNone;
   std::string_view compress = "none";  // the --compress it takes when none is given
   bool all_batches = false;  // one step averages every worker's --batch (the step search's batch)
+  // Each worker steps its own replica, averaged with the others': a replica takes 1 / workers of
+  // the run's steps (the step search's run length, PlanRun).
+  bool replicas = false;
   // Its result is a function of the seed and --threads whatever the scheduling (the workers
   // step and take their rounds together): --schedule seeded has nothing to fix.
   bool round_based = false;
@@ -72,29 +75,29 @@ inline constexpr auto kModes = std::to_array<ModeInfo>({
     {.algorithm = Algorithm::kDpsgd, .name = "dpsgd",
      .help = "D-PSGD: replicas mixing over --topology every --gossip-every steps; --mix-order, "
              "--link",
-     .runner = &kDpsgdFamily, .topology = true, .link = LinkUse::kRounds, .round_based = true, .across_ranks = true},
+     .runner = &kDpsgdFamily, .topology = true, .link = LinkUse::kRounds, .replicas = true, .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kLocal, .name = "local",
      .help = "local SGD: exact averages (the complete graph) every --gossip-every steps, sending only the changed coordinates while few; --link",
-     .runner = &kDpsgdFamily, .link = LinkUse::kRounds, .round_based = true, .across_ranks = true},
+     .runner = &kDpsgdFamily, .link = LinkUse::kRounds, .replicas = true, .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kDcd, .name = "dcd",
      .help = "DCD-PSGD: compressed model changes over --topology every --gossip-every steps; "
              "--compress (unbiased), --link, --strict",
      .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
-     .compress = "qsgd:8", .round_based = true, .across_ranks = true},
+     .compress = "qsgd:8", .replicas = true, .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kEcd, .name = "ecd",
      .help = "ECD-PSGD: compressed extrapolations over --topology every --gossip-every steps; "
              "--compress (unbiased), --link, --strict",
      .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
-     .compress = "qsgd:8", .round_based = true, .across_ranks = true},
+     .compress = "qsgd:8", .replicas = true, .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kChoco, .name = "choco",
      .help = "CHOCO-SGD: compressed differences over --topology every --gossip-every steps; "
              "--compress (any), --gamma, --link",
      .runner = &kCompressedGossipFamily, .topology = true, .link = LinkUse::kRounds,
-     .compress = "qsgd:8", .round_based = true, .across_ranks = true},
+     .compress = "qsgd:8", .replicas = true, .round_based = true, .across_ranks = true},
     {.algorithm = Algorithm::kAdpsgd, .name = "adpsgd",
      .help = "AD-PSGD: asynchronous pairwise averages with a random --topology neighbour every "
              "--gossip-every steps; --compress, --gamma",
-     .runner = &kAdpsgdFamily, .topology = true},
+     .runner = &kAdpsgdFamily, .topology = true, .replicas = true},
     {.algorithm = Algorithm::kHogwildPP, .name = "hogwild++",
      .help = "hogwild inside groups of --group-size threads, groups mixed on a token ring, the "
              "token held --gossip-every steps (auto: from the model's size)",

@@ -343,11 +343,16 @@ inline std::vector<float> InitialParameters(const TrainConfig& config, std::size
 }
 
 // The run's step size, starting parameters and position: from a checkpoint, or fresh.
-// `search_batch` is the batch one update averages over (sync modes: all workers' batches).
+// `search_batch` is the batch one update averages over (sync modes: all workers' batches);
+// `search_replicas` how many models the workers' steps are spread over, each averaged with the
+// others (the replica modes: the workers; 1: one shared model, or sync's one averaged step), so
+// that a model takes epochs x rows / (search_batch x search_replicas) steps: the run length the
+// step-size search scales its pick to (SearchOptions::run_samples).
 // `threads` workers on each of the cluster's ranks; `train` holds the rows `held` of the set.
 template <typename M>
 RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config, int threads,
-                Cluster& cluster, HeldRows held, std::size_t search_batch, bool& lr_searched) {
+                Cluster& cluster, HeldRows held, std::size_t search_batch, bool& lr_searched,
+                int search_replicas = 1) {
   RunPlan plan{.train = train, .config = config, .threads = threads,
                .first_worker = cluster.rank() * threads, .workers = cluster.ranks() * threads,
                .held = held, .cluster = &cluster, .specs = ParseRunSpecs(config)};
@@ -397,7 +402,12 @@ RunPlan PlanRun(const M& model, const Dataset& train, const TrainConfig& config,
     }
     plan.lr = config.lr;
     if (plan.lr <= 0) {
-      const SearchOptions search{.optimizer = config.optimizer, .momentum = config.momentum};
+      const SearchOptions search{.optimizer = config.optimizer,
+                                 .momentum = config.momentum,
+                                 .lanes = static_cast<std::size_t>(std::max(threads, 1)),
+                                 .run_samples = static_cast<double>(config.epochs) *
+                                                static_cast<double>(held.total) /
+                                                std::max(search_replicas, 1)};
       if (cluster.ranks() == 1) {
         plan.lr = SearchStepSize(model, train, search_batch, config.seed, search).lr;
       } else {

@@ -2,13 +2,19 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
+
+#include <tbb/info.h>
+#include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 #include <corral/dataset.h>
 #include <corral/kinds.h>
@@ -30,15 +36,19 @@ struct StepSizeSearch {
 // up to SearchOptions::sample_rows rows, each from the model's initial parameters, and scores
 // each by the objective on the sample. Like Bottou's SGD it starts at 1 and walks up while the
 // objective improves, else down, so it usually tries 3-6 step sizes (within 2^-12 .. 2^6).
-// Returns half the best for convex models, the best itself for models that declare
-// kConvex = false.
+// For convex models returns the best scaled down to the run's length (RunLengthShift): the
+// best itself for models that declare kConvex = false, and under AdaGrad.
 // Deterministic for a seed.
 //
-// Why 10,000 rows and half: the step that wins a single short pass is biased towards large
-// steps, while a multi-epoch run ends at a noise floor proportional to the step. Measured with
-// 2 threads, 20 epochs, decay 0.9 (see the foundation issue's note): with Bottou's 1,000 rows
-// the pick was 2-30x too large on a9a, ijcnn1 and the built-in set; 10,000 rows and a factor 1/2
-// land within 2x of the best fixed choice on a9a, ijcnn1, rcv1, phishing and the built-in set.
+// Why scaled by the run's length: the step that wins a single short pass is biased towards large
+// steps, while a run ends at a noise floor proportional to its step, and the longer the run the
+// more that floor weighs against the progress a large step buys (for a fixed budget of T steps,
+// the best constant step of convex SGD falls like 1 / sqrt(T)). So the pass's winner, scored on
+// S = the sample's rows, is scaled by sqrt(S / T), T the run's samples (epochs x rows), rounded
+// to a power of 2 and never above the winner. Measured (docs/algorithms.md, "The step-size
+// search's scale"; bench/step_defaults.py, 2 threads, 10 epochs, grid 2^-6 .. 2^3): no fixed
+// factor lands within 1% of the best fixed step on all six sets (ijcnn1 needs 1/8 or less,
+// rcv1_subset and sector 1/4 or more), the rule does. The old factor 1/2 is the rule at T = 4S.
 //
 // `optimizer` is the step the run will take, and the candidates are scored with it: under
 // kAdaGrad (a linear model at batch 1, TrainConfig::Validate) each pass takes AdaGrad's steps
@@ -55,13 +65,27 @@ struct StepSizeSearch {
 // from the ranks that hold them and search on the gathered copy (coordinator.h, PlanRun).
 constexpr std::uint64_t kSearchStream = 0x5eed;
 
-// What a search steps with: the run's optimizer (and heavy ball's factor under kMomentum), and
-// how many rows it samples.
+// What a search steps with: the run's optimizer (and heavy ball's factor under kMomentum), how
+// many rows it samples, and how many candidates it may score at once (the run's threads on this
+// process: the search runs before they start; at most kMaxSearchLanes). The lanes change how
+// long a search takes, never what it picks.
+inline constexpr std::size_t kMaxSearchLanes = 4;
 struct SearchOptions {
   Optimizer optimizer = Optimizer::kSgd;
   float momentum = 0;
   std::size_t sample_rows = 10'000;
+  std::size_t lanes = 1;
+  // The samples the run will visit (epochs x rows), which scales a convex model's pick; 0:
+  // four samples' worth (a factor 1/2).
+  double run_samples = 0;
 };
+
+// How many halvings take the best step of one pass over `sample` rows to a run of `run`
+// samples: round(log2(run / sample) / 2), at least 0 (see SearchStepSizeOn).
+inline int RunLengthShift(double run, std::size_t sample) {
+  const double ratio = run / static_cast<double>(std::max<std::size_t>(sample, 1));
+  return ratio <= 1 ? 0 : static_cast<int>(std::lround(std::log2(ratio) / 2));
+}
 
 // The search's rows of a set of `rows` rows: the sample it steps on and, under AdaGrad, the
 // second sample it scores on (empty otherwise). Depends only on (rows, seed, optimizer, model).
@@ -130,31 +154,46 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
   std::vector<float> initial(model.NumParams());
   Rng init_rng(seed, 0);
   model.Init(std::span(initial), init_rng);
-  std::vector<float> storage(initial.size());
-  const Params w(storage);
-  auto grad = model.MakeGrad(sample, batch);
-  auto workspace = model.MakeWorkspace(batch);
-  std::vector<float> shrink;
-  std::vector<float> sum_sq(adagrad ? storage.size() : 0);  // AdaGrad's accumulators
-  const Params accumulators(sum_sq);
   constexpr bool kDense = std::is_same_v<typename M::Grad, DenseGrad>;
-  std::vector<float> velocity(kDense && optimizer == Optimizer::kMomentum ? storage.size() : 0);
-  const auto objective_after_pass = [&](int k) {
+  const bool heavy_ball = kDense && optimizer == Optimizer::kMomentum;
+  // What one candidate's pass writes. A pass starts every buffer afresh, so candidates on
+  // different lanes share only what they read: `initial`, the rows, the model.
+  struct Lane {
+    std::vector<float> storage;
+    std::vector<float> shrink;
+    std::vector<float> sum_sq;    // AdaGrad's accumulators
+    std::vector<float> velocity;  // heavy ball's
+    decltype(model.MakeGrad(sample, batch)) grad;
+    decltype(model.MakeWorkspace(batch)) workspace;
+  };
+  const auto make_lane = [&] {
+    return Lane{.storage = std::vector<float>(initial.size()),
+                .shrink = {},
+                .sum_sq = std::vector<float>(adagrad ? initial.size() : 0),
+                .velocity = std::vector<float>(heavy_ball ? initial.size() : 0),
+                .grad = model.MakeGrad(sample, batch),
+                .workspace = model.MakeWorkspace(batch)};
+  };
+  const auto objective_after_pass = [&](Lane& lane, int k) {
     const float eta = std::ldexp(1.0f, k);
+    std::vector<float>& storage = lane.storage;
     std::copy(initial.begin(), initial.end(), storage.begin());
-    std::ranges::fill(sum_sq, 0.0f);
-    std::ranges::fill(velocity, 0.0f);
+    std::ranges::fill(lane.sum_sq, 0.0f);
+    std::ranges::fill(lane.velocity, 0.0f);
+    const Params w(storage);
+    const Params accumulators(lane.sum_sq);
     EvalSums sums;
     if constexpr (kIsLinear<M>) {
       if (fused) {
-        if (!adagrad) ComputeShrink(model, eta, shrink);
+        if (!adagrad) ComputeShrink(model, eta, lane.shrink);
         const Dataset& source = in_place ? train : sample;
         const auto step = [&](std::size_t r) {
           if (adagrad) {
             AdaGradLinearStep(model, w, accumulators, source.Row(r), source.Label(r), eta,
                               storage.size());
           } else {
-            LinearStep(model, w, source.Row(r), source.Label(r), eta, shrink.data(), storage.size());
+            LinearStep(model, w, source.Row(r), source.Label(r), eta, lane.shrink.data(),
+                       storage.size());
           }
         };
         if (in_place) {
@@ -170,14 +209,14 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
     }
     for (std::size_t i = 0; !fused && i < order.size(); i += batch) {
       const std::size_t count = std::min(batch, order.size() - i);
-      model.Gradient(w, sample, std::span(order).subspan(i, count), grad, workspace);
+      model.Gradient(w, sample, std::span(order).subspan(i, count), lane.grad, lane.workspace);
       if constexpr (kDense) {
-        if (!velocity.empty()) {
-          ApplyMomentumStep(w, grad, velocity, eta, momentum);
+        if (heavy_ball) {
+          ApplyMomentumStep(w, lane.grad, lane.velocity, eta, momentum);
           continue;
         }
       }
-      ApplyStep(w, grad, eta);
+      ApplyStep(w, lane.grad, eta);
     }
     if (adagrad && !in_place) {
       for (const std::size_t r : scored) sums = sums + model.Evaluate(storage, train, r, r + 1);
@@ -188,33 +227,80 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
     return std::isfinite(objective) ? objective : std::numeric_limits<double>::infinity();
   };
 
+  // The walk's candidates are scored `lanes` at a time, one per thread of the run (it has not
+  // started yet), ahead of the walk: each candidate's objective depends on its step alone, so
+  // the walk below reads the same numbers in the same order as a serial one and picks the same
+  // step, and a candidate scored past the walk's end is discarded. On a9a at 2 threads: 4
+  // rounds instead of 8 passes.
+  // Never more lanes than oneTBB runs at once on this machine (it warns and runs fewer).
+  const std::size_t width = std::clamp<std::size_t>(
+      std::min(options.lanes, static_cast<std::size_t>(std::max(tbb::info::default_concurrency(), 1))), 1,
+      kMaxSearchLanes);
+  std::optional<tbb::task_arena> arena;
+  if (width > 1) arena.emplace(static_cast<int>(width));
+  std::vector<Lane> lanes;
+  lanes.reserve(width);
+  lanes.push_back(make_lane());
+  // Scores candidates `ks` into `out`: in parallel when there are several and `width` allows,
+  // else one after another on the first lane.
+  const auto score = [&](std::span<const int> ks, std::span<double> out) {
+    if (ks.size() == 1 || width == 1) {
+      for (std::size_t i = 0; i < ks.size(); ++i) out[i] = objective_after_pass(lanes[0], ks[i]);
+      return;
+    }
+    while (lanes.size() < ks.size()) lanes.push_back(make_lane());
+    arena->execute([&] {
+      tbb::task_group group;
+      for (std::size_t i = 1; i < ks.size(); ++i) {
+        group.run([&, i] { out[i] = objective_after_pass(lanes[i], ks[i]); });
+      }
+      out[0] = objective_after_pass(lanes[0], ks[0]);
+      group.wait();
+    });
+  };
+
   constexpr int kLowest = -12, kHighest = 6;
   // Heavy ball's walk starts where its effective step eta / (1 - momentum) is about 1, SGD's
   // start: from 1, the first candidates' velocities blow up, and past the stable steps the
   // scores are not unimodal (a collapsed network can score below an unstable one), so a walk
   // from there stops at a false minimum.
-  const int start = velocity.empty() ? 0 : static_cast<int>(std::lround(std::log2(1.0 - momentum)));
+  const int start = heavy_ball ? static_cast<int>(std::lround(std::log2(1.0 - momentum))) : 0;
+  std::array<double, kMaxSearchLanes> scores{};
+  std::array<int, kMaxSearchLanes> ks{};
+  ks[0] = start;
+  ks[1] = start + 1;
+  score(std::span(ks).first(2), std::span(scores).first(2));
   int best_k = start;
-  double best = objective_after_pass(start);
-  const double up = objective_after_pass(start + 1);
+  double best = scores[0];
+  const double up = scores[1];
   const int direction = up < best ? 1 : -1;
   if (up < best) {
     best_k = start + 1;
     best = up;
   }
-  for (int k = best_k + direction; k >= kLowest && k <= kHighest; k += direction) {
-    const double objective = objective_after_pass(k);
-    // Keep walking while it improves; when every step so far diverged, keep looking down.
-    if (objective >= best && std::isfinite(best)) break;
-    if (objective < best) {
-      best = objective;
-      best_k = k;
+  // Keep walking while it improves; when every step so far diverged, keep looking down.
+  bool walking = true;
+  for (int next = best_k + direction; walking && next >= kLowest && next <= kHighest;) {
+    std::size_t n = 0;
+    for (; n < width && next >= kLowest && next <= kHighest; ++n, next += direction) ks[n] = next;
+    score(std::span(ks).first(n), std::span(scores).first(n));
+    for (std::size_t i = 0; i < n; ++i) {
+      if (scores[i] >= best && std::isfinite(best)) {
+        walking = false;
+        break;
+      }
+      if (scores[i] < best) {
+        best = scores[i];
+        best_k = ks[i];
+      }
     }
   }
   if (!std::isfinite(best)) best_k = kLowest;  // every candidate diverged: be careful
   bool convex = true;
   if constexpr (requires { M::kConvex; }) convex = M::kConvex;
-  return {std::ldexp(1.0f, convex && !adagrad ? best_k - 1 : best_k), best};
+  const double run = options.run_samples > 0 ? options.run_samples : 4.0 * static_cast<double>(picks.size());
+  const int shift = convex && !adagrad ? RunLengthShift(run, picks.size()) : 0;
+  return {std::ldexp(1.0f, std::max(best_k - shift, kLowest)), best};
 }
 
 // The search on `train` itself (one process holds every row).
