@@ -206,5 +206,32 @@ TEST(StepSizeSearch, LanesPickTheSerialSearchsStepBitForBit) {
   }
 }
 
+// The pick is the pass's winner times sqrt(S / T), S the sample's rows and T the samples one
+// model steps through, rounded to a power of 2 (docs/algorithms.md, "The step-size search's
+// scale"): T = epochs x rows for hogwild, divided by the workers for a replica mode.
+TEST(StepSizeSearch, ScalesThePickToTheRunsLength) {
+  EXPECT_EQ(RunLengthShift(5'000, 10'000), 0);  // never above the winner
+  EXPECT_EQ(RunLengthShift(10'000, 10'000), 0);
+  EXPECT_EQ(RunLengthShift(40'000, 10'000), 1);  // the old factor 1/2
+  EXPECT_EQ(RunLengthShift(325'610, 10'000), 3);  // a9a, 10 epochs: log2(32.6) / 2 = 2.5
+  EXPECT_EQ(RunLengthShift(499'900, 10'000), 3);  // ijcnn1
+  EXPECT_EQ(RunLengthShift(2'000'000, 10'000), 4);  // the Zipf set
+
+  const Dataset train = testing::SmallProblem().train;  // 3000 rows: S = 3000
+  const auto lr = [&](Algorithm algorithm, int threads, int epochs) {
+    return Train(train, nullptr,
+                 {.algorithm = algorithm, .l2 = 1e-3f, .threads = threads, .epochs = epochs,
+                  .batch = 1, .seed = 5, .gossip_every = 1})
+        .lr;
+  };
+  const float one_epoch = lr(Algorithm::kHogwild, 1, 1);  // T = S: the winner itself
+  ASSERT_GT(one_epoch, 0.0f);
+  // 12 epochs: T / S = 12, two halvings, whatever the threads of the shared model.
+  EXPECT_EQ(lr(Algorithm::kHogwild, 1, 12), one_epoch / 4);
+  EXPECT_EQ(lr(Algorithm::kHogwild, 2, 12), one_epoch / 4);
+  // 4 replicas: each steps through 12 x 3000 / 4 samples, T / S = 3, one halving.
+  EXPECT_EQ(lr(Algorithm::kDpsgd, 4, 12), one_epoch / 2);
+}
+
 }  // namespace
 }  // namespace corral::internal
