@@ -66,6 +66,25 @@ TEST(HotHead, EachCoordinateIsSyncedAfterAboutTheSameNumberOfUpdates) {
             (std::vector<std::uint32_t>{3, 3, 3, 3, 3, 4, 4, 4, 4, 4}));
 }
 
+// Automatic updates per sync: 32 x the head's entries per row, rounded to a power of 2 (about
+// one sync per 32 samples), at least 32 and at most the slowest tier's 8,192 samples.
+TEST(HotHead, AutomaticSyncsAboutOnceEvery32Samples) {
+  EXPECT_EQ(AutoHotUpdates(0.0), 32u);  // never below 32
+  EXPECT_EQ(AutoHotUpdates(1.0), 32u);
+  EXPECT_EQ(AutoHotUpdates(1.4), 32u);  // 44.8: nearer 32 than 64 in log2
+  EXPECT_EQ(AutoHotUpdates(1.5), 64u);  // 48: log2 5.58
+  EXPECT_EQ(AutoHotUpdates(13.0), 512u);  // a9a's and ijcnn1's rows: 416
+  EXPECT_EQ(AutoHotUpdates(30.0), 1024u);  // phishing's: 960
+  EXPECT_EQ(AutoHotUpdates(1e6), 8192u);  // the slowest tier
+  // Rows() has 10 entries over 4 rows; a head of coordinates 4 and 0 holds 6 of them (1.5 a row:
+  // 64), all five occurring coordinates 10 (2.5: 80, 64); an explicit count is kept.
+  const Dataset data = Rows();
+  EXPECT_EQ(ChooseHotHead(data, 6, 2).updates, 64u);
+  EXPECT_EQ(ChooseHotHead(data, 6, 100).updates, 64u);
+  EXPECT_EQ(ChooseHotHead(data, 6, 1).updates, 32u);  // coordinate 4 alone: 1 a row
+  EXPECT_EQ(ChooseHotHead(data, 6, 2, 7).updates, 7u);
+}
+
 TEST(HotHead, AutomaticSkipsCoordinatesRarerThanOneRowIn512) {
   // 1,024 rows: feature 0 in all, feature 1 in exactly 2 (= 1024 / 512), feature 2 in one.
   std::vector<std::uint64_t> row_ptr{0};

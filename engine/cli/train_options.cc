@@ -209,7 +209,8 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
       ->default_str("auto");
   cmd->add_option("--hot-sync", c.hot_sync,
                   "hogwild, hogwild++: a worker adds its changes of a hot coordinate into the shared "
-                  "model after about this many of its updates to it (0: automatic, 32)")
+                  "model after about this many of its updates to it (0: automatic, 32 x the hot entries of "
+                  "a row, a power of 2: about one sync per 32 samples)")
       ->capture_default_str();
   cmd->add_option("--schedule", o.schedule,
                   "hogwild, buckwild: free (threads run freely) or seeded:TAU: the workers' steps interleaved "

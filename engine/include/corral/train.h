@@ -195,7 +195,8 @@ struct TrainConfig {
   // writes, which otherwise move between cores on nearly every step). -1: automatic (up to 1024
   // coordinates, those in at least 1/512 of the rows); 0: off, the plain HOGWILD! loop.
   int hot_coords = -1;
-  // Own updates of a hot coordinate between a worker's syncs of it; 0: automatic (32).
+  // Own updates of a hot coordinate between a worker's syncs of it; 0: automatic (32 x the
+  // head's mean entries per row, rounded to a power of 2: about one sync per 32 samples).
   int hot_sync = 0;
   // hogwild, buckwild: how the workers' steps interleave (--schedule). Unset (free, the default): free-
   // running threads. TAU (seeded:TAU): the bounded-delay model of HOGWILD! run exactly, bit for

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <span>
@@ -73,19 +74,35 @@ struct HotHead {
 // 1/kAutoMinShare of the rows is rare enough that its cache line seldom moves between cores.
 inline constexpr std::size_t kAutoHotCoords = 1024;
 inline constexpr std::size_t kAutoMinShare = 512;
-inline constexpr std::size_t kAutoHotUpdates = 32;
 
-// Own updates of a coordinate between syncs for TrainConfig::hot_sync (0: automatic).
+// Automatic updates between syncs: a worker syncs about one hot coordinate, one contended atomic
+// add, every kAutoSamplesPerSync samples, whatever the rows' hot counts. A sync costs a cache
+// line moving between cores (~100-200 ns), a step on a short row tens of ns, so at the old fixed
+// 32 updates a row of 13 hot entries (a9a, ijcnn1) paid 0.4 line transfers a step: measured at 2
+// threads (docs/algorithms.md, "The hot head's sync interval"), 512 updates ran 1.2-1.9x the
+// samples/s of 32 on a9a, ijcnn1, phishing and the Zipf set with the same objectives. So the
+// updates are kAutoSamplesPerSync x (hot entries per row), rounded to a power of 2, within
+// [kAutoSamplesPerSync, the slowest tier's kSyncBase << kMaxTier].
+inline constexpr std::size_t kAutoSamplesPerSync = 32;
+inline std::size_t AutoHotUpdates(double hot_per_row) {
+  const double wanted = static_cast<double>(kAutoSamplesPerSync) * std::max(hot_per_row, 1.0);
+  const auto rounded = static_cast<std::size_t>(std::exp2(std::round(std::log2(wanted))));
+  return std::clamp<std::size_t>(rounded, kAutoSamplesPerSync, HotHead::kSyncBase << HotHead::kMaxTier);
+}
+
+// Own updates of a coordinate between syncs for TrainConfig::hot_sync (0: automatic, chosen by
+// ChooseHotHead from the data).
 inline std::size_t HotUpdatesPerSync(int hot_sync) {
-  return hot_sync > 0 ? static_cast<std::size_t>(hot_sync) : kAutoHotUpdates;
+  return hot_sync > 0 ? static_cast<std::size_t>(hot_sync) : 0;
 }
 
 // The hot head of `train` for `num_params` coordinates: `hot_coords` > 0 takes the hot_coords
 // coordinates in the most rows, -1 the up to kAutoHotCoords of them in at least a
-// 1/kAutoMinShare of the rows, 0 none; each synced after about `updates` updates (see HotHead).
+// 1/kAutoMinShare of the rows, 0 none; each synced after about `updates` updates (see HotHead;
+// 0: AutoHotUpdates of the head's entries per row).
 // Empty for dense data, where every sample touches every coordinate and nothing is gained.
 inline HotHead ChooseHotHead(const Dataset& train, std::size_t num_params, int hot_coords,
-                             std::size_t updates = kAutoHotUpdates) {
+                             std::size_t updates = 0) {
   HotHead head;
   if (train.is_dense() || hot_coords == 0 || train.rows() == 0) return head;
   std::vector<std::uint32_t> rows_with(num_params, 0);
@@ -107,6 +124,11 @@ inline HotHead ChooseHotHead(const Dataset& train, std::size_t num_params, int h
   candidates.resize(keep);
   head.coordinate = std::move(candidates);
   head.slot.assign(num_params, -1);
+  if (updates == 0) {
+    double hot_entries = 0;
+    for (const std::uint32_t u : head.coordinate) hot_entries += rows_with[u];
+    updates = AutoHotUpdates(hot_entries / static_cast<double>(train.rows()));
+  }
   head.updates = updates;
   head.tier_end.assign(HotHead::kMaxTier + 1, 0);
   const double rows = static_cast<double>(train.rows());
