@@ -24,6 +24,7 @@
 
 #include "engine/src/modes/adagrad_steps.h"
 #include "engine/src/modes/linear_step.h"
+#include "engine/src/runtime/tsan_handoff.h"
 
 namespace corral::internal {
 
@@ -249,14 +250,22 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
       return;
     }
     while (lanes.size() < ks.size()) lanes.push_back(make_lane());
+    // Lane i's buffers and out[i] are written by its task alone; the caller reads out[] after
+    // the wait. The hand-offs state oneTBB's (uninstrumented) start and join to TSan.
+    TsanHandOff handoff;
     arena->execute([&] {
       tbb::task_group group;
       for (std::size_t i = 1; i < ks.size(); ++i) {
-        group.run([&, i] { out[i] = objective_after_pass(lanes[i], ks[i]); });
+        group.run([&, i] {
+          handoff.TaskBegins();
+          out[i] = objective_after_pass(lanes[i], ks[i]);
+          handoff.TaskEnds();
+        });
       }
       out[0] = objective_after_pass(lanes[0], ks[0]);
       group.wait();
     });
+    handoff.Joined();
   };
 
   constexpr int kLowest = -12, kHighest = 6;
