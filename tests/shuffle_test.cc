@@ -17,6 +17,7 @@
 #include "engine/src/runtime/epoch_layout.h"
 #include "engine/src/runtime/huge_pages.h"
 #include "engine/src/runtime/shard_worker.h"
+#include "algorithm_names.h"
 #include "test_data.h"
 
 namespace corral::internal {
@@ -445,11 +446,7 @@ TEST_P(WindowedModes, AWindowAtATimeIsTheInPlaceRunBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(MemoryBudget, WindowedModes,
-                         ::testing::Values(Algorithm::kHogwild, Algorithm::kHogwildPP),
-                         [](const ::testing::TestParamInfo<Algorithm>& p) {
-                           return std::string(ToString(p.param)) == "hogwild++" ? std::string("hogwildpp")
-                                                                                : std::string(ToString(p.param));
-                         });
+                         ::testing::Values(Algorithm::kHogwild, Algorithm::kHogwildPP), AlgorithmTestName);
 
 TEST(MemoryBudget, WindowsOnlyForModesThatReadThemAndNotBelowTheLeast) {
   const std::uint64_t budget = 1 << 20;
