@@ -40,7 +40,7 @@ TEST(StepSizeSearch, InPlaceRowsScoreAsTheGatheredCopyBitForBit) {
   std::vector<float> shrink;
   ComputeShrink(model, eta, shrink);
   for (std::size_t r = 0; r < sample.rows(); ++r) {
-    LinearStep(model, Params(w), sample.Row(r), sample.Label(r), eta, shrink.data(), w.size());
+    LinearStep(model, Params(w), sample.Row(r), sample.Label(r), sample.Weight(r), eta, shrink.data(), w.size());
   }
   const EvalSums sums = model.Evaluate(w, sample, 0, sample.rows());
   EXPECT_EQ(found.objective, sums.loss / sums.rows + model.Regularizer(w));
@@ -72,7 +72,7 @@ TEST(StepSizeSearch, AdaGradPicksTheArgminOfItsOwnScores) {
     std::vector<float> w(model.NumParams(), 0.0f);
     std::vector<float> sum_sq(model.NumParams(), 0.0f);
     for (std::size_t r = 0; r < sample.rows(); ++r) {
-      AdaGradLinearStep(model, Params(w), Params(sum_sq), sample.Row(r), sample.Label(r),
+      AdaGradLinearStep(model, Params(w), Params(sum_sq), sample.Row(r), sample.Label(r), sample.Weight(r),
                         std::ldexp(1.0f, k), w.size());
     }
     const EvalSums sums = model.Evaluate(w, judged, 0, judged.rows());
@@ -231,6 +231,43 @@ TEST(StepSizeSearch, ScalesThePickToTheRunsLength) {
   EXPECT_EQ(lr(Algorithm::kHogwild, 2, 12), one_epoch / 4);
   // 4 replicas: each steps through 12 x 3000 / 4 samples, T / S = 3, one halving.
   EXPECT_EQ(lr(Algorithm::kDpsgd, 4, 12), one_epoch / 2);
+}
+
+// Least squares on unscaled features, as scikit-learn's estimator checks fit them (two columns
+// near 100, |x|^2 ~ 2e4): plain SGD is stable only for eta |x|^2 < 2, so every candidate of the
+// walk down to its lowest, 2^-12, diverges. Without the cap the search returned 2^-12 and the
+// run diverged; with it the pick is the largest 2^k at or below 1 / max s |x|^2 over the
+// sample, on a dense (gathered) and a sparse (in place) set alike, and weights lower it.
+TEST(StepSizeSearch, CapsLeastSquaresAtTheLargestStableStep) {
+  Rng rng(3, 0);
+  const std::size_t rows = 100;
+  std::vector<float> values(2 * rows), labels(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    values[2 * r] = 99.0f + 2.0f * static_cast<float>(rng.Below(1000)) / 1000.0f;  // 99 .. 101
+    values[2 * r + 1] = 99.0f + 2.0f * static_cast<float>(rng.Below(1000)) / 1000.0f;
+    labels[r] = 0.04f * values[2 * r] - 0.02f * values[2 * r + 1];
+  }
+  std::vector<std::uint64_t> row_ptr(rows + 1);
+  std::vector<std::uint32_t> index(2 * rows);
+  for (std::size_t r = 0; r <= rows; ++r) row_ptr[r] = 2 * r;
+  for (std::size_t i = 0; i < index.size(); ++i) index[i] = static_cast<std::uint32_t>(i % 2);
+  const Dataset dense = Dataset::Dense(values, labels, 2);
+  const Dataset sparse(row_ptr, index, values, labels, 2);
+  // |x|^2 lies in [19602, 20402]: 1 / |x|^2 within [2^-15, 2^-14) for every row.
+  for (const Dataset* train : {&dense, &sparse}) {
+    const SquaredModel model(*train, 0.01f);
+    EXPECT_EQ(SearchStepSize(model, *train, 1, 5).lr, std::ldexp(1.0f, -15)) << train->is_dense();
+    // Weight 4 on every row: 1 / (4 |x|^2) within [2^-17, 2^-16).
+    const Dataset heavy = train->WithWeights(std::vector<float>(rows, 4.0f), "weights");
+    EXPECT_EQ(SearchStepSize(SquaredModel(heavy, 0.01f), heavy, 1, 5).lr, std::ldexp(1.0f, -17));
+    const TrainResult run = Train(*train, nullptr, {.model = ModelKind::kSquared, .l2 = 0.01f,
+                                                    .threads = 1, .epochs = 10, .seed = 5});
+    EXPECT_EQ(run.lr, std::ldexp(1.0f, -15));
+    EXPECT_TRUE(std::isfinite(run.history.back().objective));
+  }
+  // A logistic model's pick is not capped (its steps are bounded by the loss's slope).
+  const LogisticModel logistic(sparse, 0.01f);
+  EXPECT_GT(SearchStepSize(logistic, sparse, 1, 5).lr, std::ldexp(1.0f, -15));
 }
 
 }  // namespace

@@ -181,9 +181,19 @@ TEST(Shuffle, OffVisitsStorageOrder) {
 // head, the generic loop (batch 4), locked, a round-based mode with several workers (sync
 // steps together and sums in worker order), the replica modes' rounds (local, dpsgd, dcd),
 // hogwild++'s group loop and matrix factorisation's ratings rows.
+// Weights in [0, 2) per row, a few 0 (Dataset::WithWeights): they travel with their rows.
+Dataset RandomlyWeighted(const Dataset& data, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<float> w(data.rows());
+  for (float& v : w) v = rng.Below(8) == 0 ? 0.0f : 2 * rng.UniformFloat();
+  return data.WithWeights(std::move(w), "weights");
+}
+
 TEST(Shuffle, EpochTrainsTheSameModelAsIndexBitForBit) {
   const Dataset data = SmallProblem().train;
   const Dataset ratings = PlantedRatings(30, 40, 3, 600, 0.1, 2);
+  const Dataset weighted = RandomlyWeighted(data, 11);
+  const Dataset weighted_ratings = RandomlyWeighted(ratings, 12);
   struct Case {
     const char* name;
     TrainConfig config;
@@ -202,6 +212,13 @@ TEST(Shuffle, EpochTrainsTheSameModelAsIndexBitForBit) {
       {"dcd", {.algorithm = Algorithm::kDcd, .threads = 2, .epochs = 2, .lr = 0.2f, .gossip_every = 1}, &data},
       {"hogwild++", {.algorithm = Algorithm::kHogwildPP, .threads = 1, .epochs = 3, .lr = 0.2f}, &data},
       {"mf", {.model = ModelKind::kMf, .threads = 1, .epochs = 3, .rank = 3, .lr = 0.05f}, &ratings},
+      {"weighted, hot head", {.threads = 1, .epochs = 3, .lr = 0.2f, .hot_coords = 64}, &weighted},
+      {"weighted, plain", {.threads = 1, .epochs = 3, .lr = 0.2f, .hot_coords = 0}, &weighted},
+      {"weighted, local 3 workers", {.algorithm = Algorithm::kLocal, .threads = 3, .epochs = 3, .lr = 0.2f,
+                                     .gossip_every = 4}, &weighted},
+      {"weighted, hogwild++", {.algorithm = Algorithm::kHogwildPP, .threads = 1, .epochs = 3, .lr = 0.2f}, &weighted},
+      {"weighted, mf", {.model = ModelKind::kMf, .threads = 1, .epochs = 3, .rank = 3, .lr = 0.05f},
+       &weighted_ratings},
   };
   for (const Case& c : cases) {
     TrainConfig index = c.config, epoch = c.config;
@@ -422,9 +439,10 @@ TEST(MemoryBudget, ARunThatDoesNotFitIsTheInPlaceRunBitForBit) {
 class WindowedModes : public ::testing::TestWithParam<Algorithm> {};
 
 TEST_P(WindowedModes, AWindowAtATimeIsTheInPlaceRunBitForBit) {
-  for (const bool dense : {false, true}) {
-    const SyntheticSplit data = MakeSyntheticClassification(
+  for (const auto [dense, weights] : {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
+    SyntheticSplit data = MakeSyntheticClassification(
         {.rows = 12'000, .features = 40, .nnz_per_row = 12, .zipf = 0.8, .seed = 3, .dense = dense}, 10);
+    if (weights) data.train = RandomlyWeighted(data.train, 13);
     const double bytes = DataBytes(data.train);
     TrainConfig base{.threads = 1, .epochs = 2, .lr = 0.2f, .pin = Pin::kNone, .shuffle = Shuffle::kEpoch};
     base.algorithm = GetParam();
@@ -441,7 +459,8 @@ TEST_P(WindowedModes, AWindowAtATimeIsTheInPlaceRunBitForBit) {
     TrainConfig in_place = base;
     in_place.shuffle = Shuffle::kIndex;
     in_place.hot_coords = 0;
-    EXPECT_EQ(Train(data.train, nullptr, in_place).params, w.params) << (dense ? "dense" : "sparse");
+    EXPECT_EQ(Train(data.train, nullptr, in_place).params, w.params)
+        << (dense ? "dense" : "sparse") << (weights ? ", weighted" : "");
   }
 }
 

@@ -2,6 +2,8 @@
 #include <corral/dataset.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -28,6 +30,7 @@ struct OwnedCsr {
   std::vector<std::uint32_t> index;
   std::vector<float> value;
   std::vector<float> label;
+  std::vector<float> weight;  // empty for a set without weights
 };
 
 // A dense set's row offsets (r * F) and its one column array 0..F-1, shared by every row.
@@ -266,6 +269,7 @@ Dataset Dataset::Rows(std::size_t begin, std::size_t end) const {
   const std::uint64_t first = row_ptr_[begin];
   const std::uint64_t last = row_ptr_[end];
   out.label_ = label_.subspan(begin, end - begin);
+  if (!weight_.empty()) out.weight_ = weight_.subspan(begin, end - begin);
   out.value_ = value_.subspan(first, last - first);
   if (dense_) {
     out.SetDenseShape(end - begin, num_features_);
@@ -292,6 +296,7 @@ Dataset Dataset::Gather(std::span<const std::size_t> rows_wanted) const {
   // here, by the calling thread, so its pages land on that thread's NUMA node.
   auto owned = std::make_shared<OwnedCsr>();
   owned->label.resize(rows_wanted.size());
+  if (!weight_.empty()) owned->weight.resize(rows_wanted.size());
   std::size_t total = 0;
   for (std::size_t r : rows_wanted) total += row_ptr_[r + 1] - row_ptr_[r];
   owned->value.resize(total);
@@ -311,6 +316,7 @@ Dataset Dataset::Gather(std::span<const std::size_t> rows_wanted) const {
       owned->row_ptr[i + 1] = at + row.nnz();
     }
     owned->label[i] = label_[r];
+    if (!weight_.empty()) owned->weight[i] = weight_[r];
     at += row.nnz();
   }
   Dataset out;
@@ -318,6 +324,7 @@ Dataset Dataset::Gather(std::span<const std::size_t> rows_wanted) const {
   out.ratings_ = ratings_;
   out.value_ = owned->value;
   out.label_ = owned->label;
+  out.weight_ = owned->weight;
   if (dense_) {
     out.SetDenseShape(rows_wanted.size(), num_features_);
   } else {
@@ -328,6 +335,36 @@ Dataset Dataset::Gather(std::span<const std::size_t> rows_wanted) const {
   }
   out.owner_ = std::move(owned);
   return out;
+}
+
+Dataset Dataset::WithWeights(std::span<const float> weights, std::shared_ptr<const void> owner,
+                             const std::string& source) const {
+  Dataset out = *this;
+  out.weight_ = {};
+  out.weight_owner_ = nullptr;
+  if (weights.empty()) return out;
+  if (weights.size() != rows()) {
+    ThrowBadInput(source, "has " + std::to_string(weights.size()) + " weights for the " +
+                              std::to_string(rows()) + " rows of " + name_ +
+                              ", expected one weight per row");
+  }
+  for (std::size_t r = 0; r < weights.size(); ++r) {
+    const float w = weights[r];
+    if (!(w >= 0.0f) || !std::isfinite(w)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", static_cast<double>(w));
+      ThrowBadInput(source, "row " + std::to_string(r) + "'s weight is " + text + ", expected a finite number >= 0");
+    }
+  }
+  out.weight_ = weights;
+  out.weight_owner_ = std::move(owner);
+  return out;
+}
+
+Dataset Dataset::WithWeights(std::vector<float> weights, const std::string& source) const {
+  auto owned = std::make_shared<std::vector<float>>(std::move(weights));
+  const std::span<const float> view = *owned;
+  return WithWeights(view, std::move(owned), source);
 }
 
 Dataset Dataset::WithNumFeatures(std::size_t num_features) const& {
@@ -359,7 +396,10 @@ Dataset Dataset::WithNumFeatures(std::size_t num_features) && {
       std::copy(row.begin(), row.end(),
                 values.begin() + static_cast<std::ptrdiff_t>(r * num_features));
     }
-    return Dense(std::move(values), {label_.begin(), label_.end()}, num_features, name_);
+    Dataset wide = Dense(std::move(values), {label_.begin(), label_.end()}, num_features, name_);
+    wide.weight_ = weight_;
+    wide.weight_owner_ = weight_owner_;
+    return wide;
   }
   num_features_ = num_features;
   return std::move(*this);

@@ -119,11 +119,12 @@ int StatusOf(const std::exception& e) {
 // (LoadTrainData). Collective; throws on every rank when any rank fails.
 TrainData LoadRankData(const TrainOptions& o, Cluster& cluster) {
   if (o.data.empty()) return LoadTrainData(o);
-  CheckFeatureCount(o.features, ErrorCode::kBadConfig, "--features");
-  const LoadOptions load{.format = ParseDataFormat(o.format), .num_features = o.features};
+  const LoadOptions load = DataLoadOptions(o);
   std::optional<internal::RankRows> train = internal::LoadRankRows(o.data, load, cluster);
   if (!train) return LoadTrainData(o);
-  TrainData d{.train = std::move(train->mine), .test = std::nullopt, .part = train->part};
+  TrainData d{.train = WithWeightsFile(o, train->mine, train->part.first, train->part.total),
+              .test = std::nullopt,
+              .part = train->part};
   if (!o.test.empty()) {
     LoadOptions test_load = load;
     test_load.num_features = d.train.num_features();  // the whole set's (the ranks agreed)

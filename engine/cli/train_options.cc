@@ -63,6 +63,13 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
   TrainConfig& c = o.config;
   cmd->add_option("--data", o.data, "Training data file (LIBSVM)");
   cmd->add_option("--test", o.test, "Test data file, evaluated at every epoch end");
+  cmd->add_option("--weights", o.weights,
+                  "Sample weights: a file with one number >= 0 per training row, in --data's order "
+                  "(blank and '#' lines skipped, a first line that is no number is a header); each "
+                  "sample's loss and gradient are scaled by its weight, and so is the objective");
+  cmd->add_option("--weight-column", o.weight_column,
+                  "CSV data: the column (header name, or 0-based number, -1 the last) that holds "
+                  "each row's weight (as --weights) instead of a feature; --test is read alike");
   AddFormatOption(cmd, o.format, " (auto: by magic number, extension and content)");
   cmd->add_option("--features", o.features,
                   "Feature dimension (default: the largest index in the training file)");
@@ -247,18 +254,47 @@ void ResolveConfig(TrainOptions& o) {
   config.Validate();
 }
 
+LoadOptions DataLoadOptions(const TrainOptions& o) {
+  CheckFeatureCount(o.features, ErrorCode::kBadConfig, "--features");
+  LoadOptions load{.format = ParseDataFormat(o.format), .num_features = o.features};
+  if (!o.weight_column.empty()) {
+    if (!o.weights.empty()) {
+      throw Error(ErrorCode::kBadConfig, "--weights and --weight-column both give the weights, expected one of them");
+    }
+    const DataFormat format = load.format == DataFormat::kAuto ? DetectFormat(o.data) : load.format;
+    if (format != DataFormat::kCsv) {
+      throw Error(ErrorCode::kBadConfig, "--weight-column " + o.weight_column + ": " + o.data + " is " +
+                                             std::string(DataFormatName(format)) +
+                                             ", expected CSV data (--weights FILE gives any format weights)");
+    }
+    load.csv_weight_column = o.weight_column;
+  }
+  return load;
+}
+
+Dataset WithWeightsFile(const TrainOptions& o, const Dataset& train, std::size_t first, std::size_t total) {
+  if (o.weights.empty()) return train;
+  if (total == 0) total = train.rows();
+  return train.WithWeights(LoadWeights(o.weights, total, first, train.rows()), o.weights);
+}
+
 TrainData LoadTrainData(const TrainOptions& o) {
   TrainData d;
+  if (!o.weights.empty() && o.data.empty()) {
+    throw Error(ErrorCode::kBadConfig, "--weights " + o.weights + " weighs --data's rows, expected --data too");
+  }
+  if (!o.weight_column.empty() && o.data.empty()) {
+    throw Error(ErrorCode::kBadConfig, "--weight-column " + o.weight_column + " reads --data's column, expected --data too");
+  }
   if (o.data.empty()) {
     if (!o.quiet) std::fprintf(stderr, "no --data: training on the built-in synthetic set\n");
     SyntheticSplit split = DefaultData();
     d.train = std::move(split.train);
     d.test = std::move(split.test);
   } else {
-    CheckFeatureCount(o.features, ErrorCode::kBadConfig, "--features");
     // Parsing uses every core (threads = 0): it ends before training starts.
-    const LoadOptions load{.format = ParseDataFormat(o.format), .num_features = o.features};
-    d.train = LoadDataset(o.data, load);
+    const LoadOptions load = DataLoadOptions(o);
+    d.train = WithWeightsFile(o, LoadDataset(o.data, load), 0, 0);
     if (!o.test.empty()) {
       LoadOptions test_load = load;
       // A ratings test set keeps the train set's ids; a test file may never reach the train
@@ -271,6 +307,7 @@ TrainData LoadTrainData(const TrainOptions& o) {
   if (!o.quiet) {
     std::fprintf(stderr, "data: %s: %zu rows, %zu features, %zu non-zeros", d.train.name().c_str(),
                  d.train.rows(), d.train.num_features(), d.train.nnz());
+    if (d.train.weighted()) std::fprintf(stderr, ", weighted");
     if (d.test) std::fprintf(stderr, "; test %s: %zu rows", d.test->name().c_str(), d.test->rows());
     std::fprintf(stderr, "\n");
   }

@@ -15,6 +15,8 @@ namespace corral::cli {
 struct TrainOptions {
   std::string data;
   std::string test;
+  std::string weights;        // --weights FILE: one weight per training row
+  std::string weight_column;  // --weight-column: a CSV column holding the weights
   std::string format = "auto";
   std::size_t features = 0;
   std::string algo = "auto";
@@ -51,9 +53,13 @@ struct TrainData {
   std::optional<RankPart> part;
 };
 
-// --data and --test, or the built-in synthetic set when --data is absent. Prints a one-line
-// description unless quiet.
+// --data and --test (with --weights or --weight-column's weights), or the built-in synthetic
+// set when --data is absent. Prints a one-line description unless quiet.
 TrainData LoadTrainData(const TrainOptions& o);
+// How --data and --test are read: --format, --features, --weight-column.
+LoadOptions DataLoadOptions(const TrainOptions& o);
+// `train` with --weights' weights for its rows [first, first + train.rows()) of `total`.
+Dataset WithWeightsFile(const TrainOptions& o, const Dataset& train, std::size_t first, std::size_t total);
 
 // Ctrl-C: the first SIGINT asks the run to stop (the handler only sets a flag); a second one
 // kills the process as usual.

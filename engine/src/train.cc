@@ -703,6 +703,11 @@ TrainResult TrainHeld(const Dataset& mine, internal::HeldRows held, const Datase
   if (held.total == 0) {
     throw Error(ErrorCode::kBadInput, mine.name() + ": the training set has no rows");
   }
+  // Across ranks each holds a part, which may weigh 0 alone (LoadWeights checks the whole file).
+  if (cluster.ranks() == 1 && mine.weighted() &&
+      std::none_of(mine.weights().begin(), mine.weights().end(), [](float w) { return w > 0.0f; })) {
+    throw Error(ErrorCode::kBadInput, mine.name() + ": every sample weight is 0, expected at least one above 0");
+  }
   std::string algorithm_reason;
   TrainConfig config =
       WithAlgorithm(given, mine, WorkerThreads(given, held.total), cluster.ranks(), algorithm_reason);
@@ -811,6 +816,10 @@ TrainResult TrainCustomModel(const CustomModelBase& custom, const Dataset& all,
   if (!given.class_weight.none()) {
     BadConfig("--class-weight weighs the built-in classifiers' losses (logistic, hinge, "
               "softmax), not a custom model's");
+  }
+  if (all.weighted()) {
+    BadConfig(all.name() + ": sample weights weigh the built-in models' losses, not a custom "
+              "model's (its AddGradient takes no weight)");
   }
   if (all.rows() == 0) {
     throw Error(ErrorCode::kBadInput, all.name() + ": the training set has no rows");

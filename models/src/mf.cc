@@ -121,7 +121,7 @@ void MfModel::Gradient(Params w, const Dataset& data, std::span<const std::uint3
   for (const std::uint32_t r : rows) {
     const Pair p = Decode(data, r);
     if (p.user >= users_ || p.item >= items_) continue;  // train rows are always known
-    const float e = (PredictWith(w, p) - data.Label(r)) * scale;
+    const float e = (PredictWith(w, p) - data.Label(r)) * scale * data.Weight(r);
     const std::size_t ub = p.user * stride_;
     const std::size_t ib = (users_ + p.item) * stride_;
     const float ureg = l2_weight_[p.user] * scale;
@@ -144,7 +144,7 @@ EvalSums MfModel::Evaluate(std::span<const float> w, const Dataset& data, std::s
   EvalSums s;
   for (std::size_t r = begin; r < end; ++r) {
     const double e = double{PredictWith(w, Decode(data, r))} - data.Label(r);
-    s.loss += 0.5 * e * e;
+    s.loss += 0.5 * e * e * data.Weight(r);
     s.sq_err += e * e;
   }
   s.rows += static_cast<double>(end - begin);

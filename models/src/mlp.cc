@@ -217,8 +217,9 @@ void MlpModel::Gradient(Params w, const Dataset& data, std::span<const std::uint
     float* d = delta + j * k;
     const int id = classes_.Id(data.Label(rows[j]));
     const float uniform = id >= 0 ? 0.0f : 1.0f / static_cast<float>(k);
-    for (std::size_t c = 0; c < k; ++c) d[c] = (z[c] - uniform) * scale;
-    if (id >= 0) d[static_cast<std::size_t>(id)] -= scale;
+    const float weighed = scale * data.Weight(rows[j]);  // the sample's weight (1: no bit changes)
+    for (std::size_t c = 0; c < k; ++c) d[c] = (z[c] - uniform) * weighed;
+    if (id >= 0) d[static_cast<std::size_t>(id)] -= weighed;
   }
 
   g.l2 = l2_;
@@ -268,7 +269,7 @@ EvalSums MlpModel::Evaluate(std::span<const float> w, const Dataset& data, std::
         for (std::size_t c = 0; c < k; ++c) target += z[c];
         target /= static_cast<double>(k);
       }
-      s.loss += z[best] + std::log(sum) - target;
+      s.loss += (z[best] + std::log(sum) - target) * data.Weight(first + j);
       s.correct += id >= 0 && best == static_cast<std::size_t>(id) ? 1.0 : 0.0;
     }
   }

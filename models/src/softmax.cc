@@ -104,7 +104,7 @@ void SoftmaxModel::Gradient(Params w, const Dataset& data, std::span<const std::
     // d(cross-entropy)/d(score_c) = p_c - [c == y]; an unseen class has no target.
     const int y = classes_.Id(data.Label(r));
     if (y >= 0) p[static_cast<std::size_t>(y)] -= 1.0f;
-    const float weight = scale * WeightOfId(y);
+    const float weight = scale * WeightOfId(y) * data.Weight(r);
     for (std::size_t c = 0; c < k_; ++c) p[c] *= weight;
     for (std::size_t j = 0; j < x.nnz(); ++j) {
       const std::size_t u = x.index[j];
@@ -138,7 +138,7 @@ EvalSums SoftmaxModel::Evaluate(std::span<const float> w, const Dataset& data, s
     // A class the training set never had: scored as if its score were the lowest one.
     const double target = y >= 0 ? scores[static_cast<std::size_t>(y)]
                                  : *std::min_element(scores.begin(), scores.end());
-    s.loss += (log_z - target) * WeightOfId(y);
+    s.loss += (log_z - target) * WeightOfId(y) * data.Weight(r);
     s.correct += best == y ? 1.0 : 0.0;
   }
   s.rows += static_cast<double>(end - begin);

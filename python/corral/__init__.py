@@ -7,7 +7,8 @@ Data without copies
     (or int64 within range) column indices are used in place; anything else is converted once
     (values to float32, indices to uint32). The rows + 1 ``indptr`` offsets are converted to
     uint64 unless they already are 64-bit. Unsorted or duplicate CSR indices are sorted and
-    summed in a copy first, and other sparse formats are converted to CSR (a copy). Do not
+    summed in a copy first, and other sparse formats are converted to CSR (a copy). A float32
+    ``sample_weight`` array is used in place too (other dtypes are converted once). Do not
     modify the arrays while a run trains on them.
 
 Training
@@ -93,21 +94,38 @@ def _labels(y, rows):
     return y
 
 
-def as_dataset(X, y=None, name=None, features=0, format="auto", train=None):
+def _weighted(data, sample_weight):
+    """data with per-row weights (None: every row weighs 1), viewed in place when they are a
+    C-contiguous 1-d float32 array, else converted once. The library checks them (one per row,
+    finite, >= 0) with the messages of ``corral train --weights``."""
+    if sample_weight is None:
+        return data
+    w = np.asarray(sample_weight)
+    if w.ndim != 1:
+        raise ValueError(f"sample_weight: expected a 1-d array, one weight per row, got shape {w.shape}")
+    if w.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight: expected numbers, got dtype {w.dtype}")
+    with np.errstate(over="ignore"):  # a weight beyond float32 becomes inf, which Corral refuses
+        w = np.ascontiguousarray(w, dtype=np.float32)
+    return _corral._with_weights(data, w)
+
+
+def as_dataset(X, y=None, name=None, features=0, format="auto", train=None, sample_weight=None):
     """X as a corral.Dataset, without copying what Corral can use in place.
 
-    X: a Dataset (returned as is; y must be None), a path (loaded with ``load``), a
-    ``scipy.sparse`` matrix or a 2-d array-like. ``features`` widens X to that many
-    columns (a test set's dimension; sparse only).
+    X: a Dataset (returned as is, unless sample_weight is given; y must be None), a path
+    (loaded with ``load``), a ``scipy.sparse`` matrix or a 2-d array-like. ``features`` widens
+    X to that many columns (a test set's dimension; sparse only). sample_weight: one weight per
+    row (see ``train``; the Dataset's ``weights``).
     """
     if isinstance(X, Dataset):
         if y is not None:
             raise ValueError("y: a corral.Dataset carries its own labels; pass y=None")
-        return X
+        return _weighted(X, sample_weight)
     if isinstance(X, (str, os.PathLike)):
         if y is not None:
             raise ValueError("y: a data file carries its own labels; pass y=None")
-        return load(X, format=format, features=features, train=train)
+        return _weighted(load(X, format=format, features=features, train=train), sample_weight)
     try:
         import scipy.sparse as sp
     except ImportError:  # pragma: no cover - SciPy is a dependency of the estimators only
@@ -130,8 +148,9 @@ def as_dataset(X, y=None, name=None, features=0, format="auto", train=None):
         else:
             indptr = np.ascontiguousarray(X.indptr, dtype=np.uint64)
         labels = _labels(y, rows)
-        return _corral._wrap_csr(indptr, indices, data, labels, max(int(cols), int(features)),
-                                 name or "csr_matrix")
+        return _weighted(_corral._wrap_csr(indptr, indices, data, labels,
+                                           max(int(cols), int(features)), name or "csr_matrix"),
+                         sample_weight)
     X = np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"X: expected a 2-d array (rows x features), got {X.ndim} dimension(s)")
@@ -140,11 +159,12 @@ def as_dataset(X, y=None, name=None, features=0, format="auto", train=None):
     X = np.ascontiguousarray(X, dtype=np.float32)
     if not _all_finite(X):
         raise ValueError("X: values must be finite (no NaN or Inf)")
-    return _corral._wrap_dense(X, _labels(y, X.shape[0]), name or "ndarray")
+    return _weighted(_corral._wrap_dense(X, _labels(y, X.shape[0]), name or "ndarray"),
+                     sample_weight)
 
 
-def train(X, y=None, model="logistic", algo="auto", *, test=None, callbacks=None, live=None,
-          format="auto", features=0, **options):
+def train(X, y=None, model="logistic", algo="auto", *, sample_weight=None, test=None,
+          callbacks=None, live=None, format="auto", features=0, **options):
     """Trains a model on X (and labels y), as ``corral train`` does; returns a TrainResult.
 
     algo: "auto" (the default) picks hogwild++ with groups of 1 for mlp at 2 or more threads,
@@ -152,7 +172,11 @@ def train(X, y=None, model="logistic", algo="auto", *, test=None, callbacks=None
     ran and ``summary["algo_reason"]`` why. Any ``--algo`` name runs that mode.
 
     X, y: see ``as_dataset`` (a path is read like ``--data``, with ``format`` and
-    ``features``). test: a Dataset, a path, or an (X, y) pair, evaluated at every epoch end.
+    ``features``). sample_weight: one weight per row of X, finite and >= 0 (``--weights``):
+    it scales that sample's loss and gradient, so the objective is (1/n) sum_i s_i loss_i +
+    (l2/2)|w|^2. A weight of 0 leaves the row's step at the L2 shrink alone but keeps it in n
+    (and in the epoch's order), unlike removing the row; weights all 1 give the unweighted run
+    bit for bit. test: a Dataset, a path, or an (X, y) pair, evaluated at every epoch end.
     callbacks: callables taking the epoch's metrics dict; one returning False stops the run.
     live: a LiveModel other threads read snapshots from while it trains.
     options: every other option of ``corral train`` with underscores for dashes: l2, threads,
@@ -168,7 +192,12 @@ def train(X, y=None, model="logistic", algo="auto", *, test=None, callbacks=None
     ``--save`` gives the CLI), memory_budget (bytes, or a size such as "512M" or "4G"),
     eval_every (N epochs or "auto"; default 1 here: the history holds every epoch).
     """
-    data = as_dataset(X, y, features=features, format=format)
+    for name in ("weights", "weight_column"):
+        if name in options:
+            # The CLI's flags read weights from files; here they are an array.
+            raise ValueError(f"{name}: train() takes the weights as sample_weight= (an array, "
+                             f"one weight per row), not --{name.replace('_', '-')}")
+    data = as_dataset(X, y, features=features, format=format, sample_weight=sample_weight)
     test_data = None
     if test is not None:
         if isinstance(test, tuple):

@@ -5,6 +5,12 @@ and any other ``corral train`` option through ``options`` (a dict, e.g.
 ``{"topology": "ring", "compress": "qsgd:8"}``). ``threads=1`` (the default) with a fixed
 ``seed`` gives the same model on every fit, bit for bit; ``threads=0`` uses every hardware
 thread. Fitted estimators pickle through the model file format (corral.Model).
+
+``fit`` and ``partial_fit`` take ``sample_weight`` (one finite weight >= 0 per row, or a scalar
+for all; ``corral train --weights``): a sample's weight scales its loss and gradient, so the
+objective is (1/n) sum_i s_i loss_i + (l2/2)|w|^2. A weight of 0 keeps the row in n and in the
+epoch's order (it still takes its share of the L2 step), unlike removing it: the fit is not the
+one without that row. Weights all 1 give the unweighted fit bit for bit.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _corral
 
@@ -61,9 +67,17 @@ class _CorralEstimator(BaseEstimator):
         self.warnings_ = list(result.warnings)
 
 
-def _as_data(X, y):
+def _as_data(X, y, sample_weight=None):
     from . import as_dataset
-    return as_dataset(X, y)
+    return as_dataset(X, y, sample_weight=sample_weight)
+
+
+def _sample_weight(sample_weight, X):
+    """sample_weight as sklearn's estimators take it (None, a scalar, any 1-d array-like of
+    len(X)) -> None or float32 (used in place when it already is); Corral checks the values."""
+    if sample_weight is None:
+        return None
+    return _check_sample_weight(sample_weight, X, dtype=np.float32)
 
 
 class Classifier(ClassifierMixin, _CorralEstimator):
@@ -109,21 +123,28 @@ class Classifier(ClassifierMixin, _CorralEstimator):
             return np.where(y == self.classes_[1], np.float32(1), np.float32(-1))
         return np.searchsorted(self.classes_, y).astype(np.float32)
 
-    def fit(self, X, y):
-        """Trains from scratch for ``epochs`` epochs."""
+    def fit(self, X, y, sample_weight=None):
+        """Trains from scratch for ``epochs`` epochs.
+
+        sample_weight: per-row factors on the loss (see the module's docstring); a heavier
+        class pulls the decision towards itself as ``class_weight`` in ``options`` does.
+        """
         X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float32)
         check_classification_targets(y)
+        sample_weight = _sample_weight(sample_weight, X)
         self.classes_ = np.unique(y)
-        return self._fit(X, y, continue_from=None)
+        return self._fit(X, y, sample_weight, continue_from=None)
 
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One more epoch over (X, y), continuing the fitted model (or starting one).
 
         The first call needs ``classes`` (every label there will be) unless it sees them all.
+        sample_weight: as fit's, for these rows.
         """
         first = not hasattr(self, "model_")
         X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float32, reset=first)
         check_classification_targets(y)
+        sample_weight = _sample_weight(sample_weight, X)
         if first:
             self.classes_ = np.unique(y if classes is None else classes)
         elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
@@ -133,10 +154,10 @@ class Classifier(ClassifierMixin, _CorralEstimator):
             raise ValueError("y: labels not in classes_ (give every class to the first "
                              "partial_fit through classes=)")
         if first:
-            return self._one_epoch(self._fit, X, y, continue_from=None)
-        return self._fit(X, y, continue_from=self.model_)
+            return self._one_epoch(self._fit, X, y, sample_weight, continue_from=None)
+        return self._fit(X, y, sample_weight, continue_from=self.model_)
 
-    def _fit(self, X, y, continue_from):
+    def _fit(self, X, y, sample_weight, continue_from):
         if len(self.classes_) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"y has 1 class ({self.classes_[0]!r})")
@@ -144,7 +165,7 @@ class Classifier(ClassifierMixin, _CorralEstimator):
         options = self._options(model=self.model_kind_)
         if self.model_kind_ == "mlp":
             options["hidden"] = [int(h) for h in self.hidden]
-        data = _as_data(X, self._encode(y))
+        data = _as_data(X, self._encode(y), sample_weight)
         self._keep(self._train(data, options, continue_from))
         return self
 
@@ -212,21 +233,23 @@ class Regressor(RegressorMixin, _CorralEstimator):
         self.seed = seed
         self.options = options
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Trains from scratch for ``epochs`` epochs (sample_weight: see the module's docstring)."""
         X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float32, y_numeric=True)
-        return self._fit(X, y, continue_from=None)
+        return self._fit(X, y, _sample_weight(sample_weight, X), continue_from=None)
 
-    def partial_fit(self, X, y):
+    def partial_fit(self, X, y, sample_weight=None):
         """One more epoch over (X, y), continuing the fitted model (or starting one)."""
         first = not hasattr(self, "model_")
         X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float32, y_numeric=True,
                                    reset=first)
+        sample_weight = _sample_weight(sample_weight, X)
         if first:
-            return self._one_epoch(self._fit, X, y, continue_from=None)
-        return self._fit(X, y, continue_from=self.model_)
+            return self._one_epoch(self._fit, X, y, sample_weight, continue_from=None)
+        return self._fit(X, y, sample_weight, continue_from=self.model_)
 
-    def _fit(self, X, y, continue_from):
-        data = _as_data(X, np.asarray(y, dtype=np.float32))
+    def _fit(self, X, y, sample_weight, continue_from):
+        data = _as_data(X, np.asarray(y, dtype=np.float32), sample_weight)
         self._keep(self._train(data, self._options(model="squared"), continue_from))
         return self
 
@@ -267,21 +290,24 @@ class MatrixFactorization(RegressorMixin, _CorralEstimator):
             raise ValueError(f"X: expected an (n, 2) array of (user, item) ids, got shape {X.shape}")
         return X[:, 0], X[:, 1]
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Trains from scratch; sample_weight: one factor per rating on its loss (see the
+        module's docstring)."""
         users, items = self._pairs(X)
-        from . import ratings
-        data = ratings(users, items, y)
+        from . import _weighted, ratings
+        data = _weighted(ratings(users, items, y), _sample_weight(sample_weight, users))
         self.n_features_in_ = 2
         self._keep(self._train(data, self._mf_options(), None))
         return self
 
-    def partial_fit(self, X, y):
+    def partial_fit(self, X, y, sample_weight=None):
         """One more epoch over these ratings, continuing the fitted model (ids it knows)."""
         if not hasattr(self, "model_"):
-            return self._one_epoch(self.fit, X, y)
+            return self._one_epoch(self.fit, X, y, sample_weight)
         users, items = self._pairs(X)
-        from . import ratings
-        data = ratings(users, items, y, model=self.model_)
+        from . import _weighted, ratings
+        data = _weighted(ratings(users, items, y, model=self.model_),
+                         _sample_weight(sample_weight, users))
         self._keep(self._train(data, self._mf_options(), self.model_))
         return self
 

@@ -63,6 +63,22 @@ Dataset WrapDense(const py::array& values, const py::array& labels, std::string 
   return Dataset::WrapDense(v, y, features, std::move(owner), std::move(name));
 }
 
+// `data` with the caller's sample weights, a float32 1-d array viewed in place (no copy; the
+// package converts other dtypes once), checked by the library with its messages naming
+// `sample_weight`.
+Dataset WithWeights(const Dataset& data, const py::array& weights) {
+  const std::span<const float> w = Span<float>(weights, "sample_weight");
+  // The library reads an empty span as "no weights": refuse it here for a set with rows.
+  if (w.empty() && data.rows() > 0) {
+    throw py::value_error("sample_weight: has 0 weights for the " + std::to_string(data.rows()) +
+                          " rows of " + data.name() + ", expected one weight per row");
+  }
+  auto owner = std::make_shared<PyOwner>();
+  owner->arrays = {weights};
+  py::gil_scoped_release nogil;  // validation reads every weight
+  return data.WithWeights(w, std::move(owner), "sample_weight");
+}
+
 Dataset Ratings(const py::array& users, const py::array& items, const py::array& ratings,
                 const Dataset* train, const SavedModel* model, const std::string& name) {
   std::shared_ptr<const RatingsInfo> mapping;
@@ -110,6 +126,15 @@ void BindData(py::module_& m) {
           },
           "float32 labels, one per row")
       .def_property_readonly(
+          "weights",
+          [](py::object self) -> py::object {
+            const auto& d = self.cast<const Dataset&>();
+            if (!d.weighted()) return py::none();
+            return ReadOnlyView(d.weights().data(), d.weights().size(), self);
+          },
+          "float32 sample weights, one per row (train(sample_weight=)); None when every row "
+          "weighs 1")
+      .def_property_readonly(
           "data",
           [](py::object self) {
             const auto& d = self.cast<const Dataset&>();
@@ -147,6 +172,7 @@ void BindData(py::module_& m) {
   m.def("_wrap_csr", &WrapCsr, py::arg("indptr"), py::arg("indices"), py::arg("data"),
         py::arg("labels"), py::arg("num_features"), py::arg("name"));
   m.def("_wrap_dense", &WrapDense, py::arg("values"), py::arg("labels"), py::arg("name"));
+  m.def("_with_weights", &WithWeights, py::arg("data"), py::arg("weights"));
   m.def("_ratings", &Ratings, py::arg("users"), py::arg("items"), py::arg("ratings"),
         py::arg("train") = nullptr, py::arg("model") = nullptr, py::arg("name") = "ratings");
 }

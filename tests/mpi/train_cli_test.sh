@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `mpiexec -n 2 corral train` (ctest mpi.train_cli): the saved model of 2 ranks x 2 threads
 # evaluates exactly as 1 process x 4 threads (mpi.train checks the bits), each rank reads only
-# its rows (LIBSVM text; the cache, without --lr), rank 0 alone speaks, and an error on one rank ends every rank with a non-zero status and the message with its
+# its rows (LIBSVM text; the cache, without --lr; with --weights, its part of them), rank 0 alone speaks, and an error on one rank ends every rank with a non-zero status and the message with its
 # rank: a data file missing on rank 1 only, a model file (--init) missing on rank 1 only (it
 # throws inside the run, where rank 0 already waits for it in the mode's collective setup; run
 # with hogwild++, whose ring sets up as dpsgd's transport does, and once only: the case costs
@@ -13,6 +13,15 @@ dir=$(mktemp -d)
 log=$dir/log
 cleanup() { rm -rf "$dir"; }
 fail() { echo "FAIL: $*"; [[ -f $log ]] && cat "$log"; cleanup; exit 1; }
+# one.model (1 process) and two.model (2 ranks) evaluate alike on the data, to the bit.
+evaluate_alike() {
+  "$corral" eval --json --model-file "$dir/one.model" --data "$dir/data0.svm" >"$dir/one.json" 2>/dev/null ||
+    fail "$1eval one"
+  "$corral" eval --json --model-file "$dir/two.model" --data "$dir/data0.svm" >"$dir/two.json" 2>/dev/null ||
+    fail "$1eval two"
+  cmp -s "$dir/one.json" "$dir/two.json" ||
+    fail "$12 x 2 evaluates as $(cat "$dir/two.json"), 1 x 4 as $(cat "$dir/one.json")"
+}
 "$corral" data gen classification --rows 3000 --features 300 --nnz-per-row 10 --seed 4 \
   --out "$dir/data0.svm" >/dev/null 2>&1 || fail "data gen"
 common=(--data "$dir/data0.svm" --epochs 2 --lr 0.05 --gossip-every 1 --pin none --seed 9)
@@ -23,11 +32,7 @@ common=(--data "$dir/data0.svm" --epochs 2 --lr 0.05 --gossip-every 1 --pin none
   fail "2 x 2 failed"
 [[ $(grep -c "^saved the model" "$log") == 1 ]] || fail "expected one 'saved the model' line (rank 0's)"
 [[ $(grep -c "^data: " "$log") == 1 ]] || fail "expected one 'data:' line (rank 0's)"
-"$corral" eval --json --model-file "$dir/one.model" --data "$dir/data0.svm" >"$dir/one.json" 2>/dev/null ||
-  fail "eval one"
-"$corral" eval --json --model-file "$dir/two.model" --data "$dir/data0.svm" >"$dir/two.json" 2>/dev/null ||
-  fail "eval two"
-cmp -s "$dir/one.json" "$dir/two.json" || fail "2 x 2 evaluates as $(cat "$dir/two.json"), 1 x 4 as $(cat "$dir/one.json")"
+evaluate_alike ""
 grep -q "^data: .*3000 rows.*each rank reads its own rows (rank 0: 1500 rows" "$log" ||
   fail "expected rank 0 to read its 1500 of the 3000 rows"
 
@@ -42,12 +47,21 @@ nolr=(--epochs 2 --gossip-every 1 --pin none --seed 9 --algo dpsgd)
   --save "$dir/two.model" >"$log" 2>&1 || fail "2 x 2 on the cache without --lr failed"
 grep -q "^data: .*each rank reads its own rows (rank 0: 1500 rows" "$log" ||
   fail "the cache: expected rank 0 to read its 1500 rows"
-"$corral" eval --json --model-file "$dir/one.model" --data "$dir/data0.svm" >"$dir/one.json" 2>/dev/null ||
-  fail "eval one"
-"$corral" eval --json --model-file "$dir/two.model" --data "$dir/data0.svm" >"$dir/two.json" 2>/dev/null ||
-  fail "eval two"
-cmp -s "$dir/one.json" "$dir/two.json" ||
-  fail "cache, no --lr: 2 x 2 evaluates as $(cat "$dir/two.json"), 1 x 4 as $(cat "$dir/one.json")"
+evaluate_alike "cache, no --lr: "
+
+# --weights across ranks: each rank keeps its rows' part of the file, and the step-size search
+# gathers the weights with its rows: 2 x 2 on the cache evaluates as 1 x 4 on the text, and
+# not as the unweighted model.
+awk 'BEGIN { srand(3) } { print (NR % 8 == 0) ? 0 : 0.25 + 2 * rand() }' "$dir/data0.svm" >"$dir/weights.txt"
+cp "$dir/two.json" "$dir/unweighted.json"
+"$corral" train --data "$dir/data0.svm" "${nolr[@]}" --threads 4 --weights "$dir/weights.txt" --quiet \
+  --save "$dir/one.model" >"$log" 2>&1 || fail "1 x 4 with --weights failed"
+"$mpiexec" -n 2 "$corral" train --data "$dir/data0.cache" "${nolr[@]}" --threads 2 \
+  --weights "$dir/weights.txt" --save "$dir/two.model" >"$log" 2>&1 || fail "2 x 2 with --weights failed"
+grep -q "^data: .*each rank reads its own rows (rank 0: 1500 rows" "$log" ||
+  fail "--weights: expected rank 0 to read its 1500 rows"
+evaluate_alike "--weights: "
+cmp -s "$dir/two.json" "$dir/unweighted.json" && fail "--weights: the weighted model evaluates as the unweighted one"
 
 # Each rank reads "$dir/data<rank>.svm" (and --init "$dir/init<rank>.model"): rank 1's is missing.
 # per_rank ALGO EXTRA: EXTRA is expanded on each rank.

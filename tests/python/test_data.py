@@ -61,3 +61,27 @@ def test_bad_arrays_raise_value_error():
         corral.as_dataset(np.array([[np.nan, 1.0]]), np.ones(1))
     with pytest.raises(ValueError, match="2-d"):
         corral.as_dataset(np.ones(3), np.ones(3))
+
+
+def test_sample_weights_are_used_in_place_kept_alive_and_converted_once():
+    X = np.arange(12, dtype=np.float32).reshape(4, 3) + 1
+    y = np.array([1, -1, 1, -1], dtype=np.float32)
+    assert corral.as_dataset(X, y).weights is None
+    w = np.array([1, 2, 0, 0.5], dtype=np.float32)
+    d = corral.as_dataset(X, y, sample_weight=w)
+    assert np.shares_memory(d.weights, w)
+    assert not d.weights.flags.writeable
+    # The Dataset keeps the caller's array alive (it views it, as it views X).
+    d = corral.as_dataset(X, y, sample_weight=np.array([3, 2, 1, 0], dtype=np.float32))
+    import gc
+    gc.collect()
+    np.testing.assert_array_equal(d.weights, [3, 2, 1, 0])
+    # Other dtypes, and a strided float32 view, are converted (copied) once.
+    for other in (w.astype(np.float64), [1, 2, 0, 0.5], np.repeat(w, 2)[::2]):
+        d = corral.as_dataset(X, y, sample_weight=other)
+        assert not np.shares_memory(d.weights, w)
+        np.testing.assert_array_equal(d.weights, w)
+    # A Dataset (or a file) gets weights too; the weighted copy leaves the original as it was.
+    plain = corral.as_dataset(X, y)
+    assert np.shares_memory(corral.as_dataset(plain, sample_weight=w).weights, w)
+    assert plain.weights is None

@@ -243,7 +243,9 @@ def test_every_cli_option_is_an_option_of_train(cli, sparse_problem):
     X, y, _ = sparse_problem
     flags = re.findall(r"^\s+--([a-z0-9-]+)", run_cli(cli, "train", "--help").stdout, re.M)
     assert len(flags) > 30
-    own = {"data", "test", "format", "features", "quiet", "save", "help"}  # train()'s arguments
+    # train()'s arguments; sample_weight= stands for --weights and --weight-column.
+    own = {"data", "test", "format", "features", "quiet", "save", "help", "weights",
+           "weight_column"}
     for flag in flags:
         name = flag.replace("-", "_")
         if name in own:
@@ -266,3 +268,65 @@ def test_early_stop_keeps_the_best_epochs_model(sparse_problem):
     assert "validation_auc" in best
     with pytest.raises(ValueError, match="--early-stop watches a validation set"):
         corral.train(X, y, threads=1, early_stop=2)
+
+
+def test_sample_weights_of_one_are_the_unweighted_run_bit_for_bit(sparse_problem):
+    # The library multiplies each loss derivative by its weight: by exactly 1.0f here, at a
+    # fixed step and at the searched one (the search steps and scores with the weights too).
+    X, y, _ = sparse_problem
+    ones = np.ones(X.shape[0], dtype=np.float32)
+    for options in (FIXED, dict(FIXED, lr=0)):
+        np.testing.assert_array_equal(corral.train(X, y, sample_weight=ones, **options).params,
+                                      corral.train(X, y, **options).params)
+
+
+def test_sample_weights_of_two_are_twice_the_step_at_half_the_l2(sparse_problem):
+    # With s = 2 on every row the objective is 2 (mean loss + (l2/4)|w|^2), so SGD at step eta
+    # takes the unweighted run's steps at 2 eta with l2 / 2: each update subtracts
+    # eta * (2 dloss) x = (2 eta) * dloss x and shrinks by 1 / (1 + eta l2_u) =
+    # 1 / (1 + 2 eta (l2_u / 2)). Scaling by 2 is exact in floating point: bit for bit.
+    X, y, _ = sparse_problem
+    twos = np.full(X.shape[0], 2, dtype=np.int64)  # converted to float32 once
+    weighted = corral.train(X, y, sample_weight=twos, **dict(FIXED, l2=1e-3))
+    doubled = corral.train(X, y, **dict(FIXED, lr=2 * FIXED["lr"], l2=0.5e-3))
+    np.testing.assert_array_equal(weighted.params, doubled.params)
+    # The objective it reports is the weighted one: twice the doubled run's.
+    assert weighted.history[-1]["objective"] == pytest.approx(
+        2 * doubled.history[-1]["objective"], rel=1e-6)
+
+
+def test_sample_weight_is_the_clis_weights_file_bit_for_bit(cli, sparse_problem, tmp_path):
+    X, y, path = sparse_problem
+    w = np.random.default_rng(3).integers(0, 4, X.shape[0]).astype(np.float32)
+    weights = tmp_path / "weights.txt"
+    weights.write_text("".join(f"{v:g}\n" for v in w))
+    model = tmp_path / "cli.model"
+    r = run_cli(cli, "train", "--data", path, "--weights", str(weights), "--threads", "1",
+                "--epochs", "3", "--seed", "5", "--lr", "0.05", "--quiet", "--save", str(model))
+    assert r.returncode == 0, r.stderr
+    py = corral.train(X, y, sample_weight=w, **FIXED)
+    np.testing.assert_array_equal(corral.load_model(model).params, py.params)
+    assert not np.array_equal(py.params, corral.train(X, y, **FIXED).params)
+
+
+@pytest.mark.parametrize("weights, message", [
+    (np.ones(5), "sample_weight: has 5 weights for the 2000 rows of csr_matrix, expected one weight per row"),
+    (np.ones(0), "sample_weight: has 0 weights for the 2000 rows"),
+    (np.ones((2000, 1)), r"sample_weight: expected a 1-d array, one weight per row, got shape \(2000, 1\)"),
+    (np.where(np.arange(2000) == 3, -1.0, 1.0), "sample_weight: row 3's weight is -1, expected a finite number >= 0"),
+    (np.where(np.arange(2000) == 7, np.nan, 1.0), "sample_weight: row 7's weight is nan"),
+    (np.full(2000, 1e40), "sample_weight: row 0's weight is inf"),  # beyond float32
+    (np.array(["a"] * 2000), "sample_weight: expected numbers"),
+    (np.zeros(2000, dtype=np.float32), "every sample weight is 0, expected at least one above 0"),
+])
+def test_bad_sample_weights_raise_value_error_naming_the_problem(sparse_problem, weights, message):
+    X, y, _ = sparse_problem
+    with pytest.raises(ValueError, match=message):
+        corral.train(X, y, sample_weight=weights, **FIXED)
+
+
+def test_the_clis_weight_flags_point_to_sample_weight(sparse_problem):
+    X, y, _ = sparse_problem
+    for name in ("weights", "weight_column"):
+        with pytest.raises(ValueError, match=f"{name}: train\\(\\) takes the weights as sample_weight="):
+            corral.train(X, y, **{name: "w.txt"})

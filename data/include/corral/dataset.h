@@ -5,7 +5,9 @@
 // rows x num_features floats row-major; Row(r) still returns a SparseRow whose index span is
 // 0 .. num_features-1 (one shared array), so every model written for sparse rows runs on dense
 // data unchanged, and DenseRow(r) gives the plain values. Labels are floats (binary -1/+1 or
-// 0/1, class ids, regression targets, ratings).
+// 0/1, class ids, regression targets, ratings). A set may carry a weight per row (WithWeights):
+// the factor on that sample's loss in training and in the objective (--weights); without one
+// every row weighs 1.
 //
 // Storage: the arrays are spans over memory kept alive by a shared owner: vectors the dataset
 // was built from, a memory-mapped cache file, or (through Wrap*) a caller's own arrays. So a
@@ -94,6 +96,19 @@ class Dataset {
     return value_.subspan(r * num_features_, num_features_);
   }
   float Label(std::size_t r) const { return label_[r]; }
+  // Row r's weight: its factor on the sample's loss (1 in a set without weights).
+  float Weight(std::size_t r) const { return weight_.empty() ? 1.0f : weight_[r]; }
+  // One weight per row, or empty when the set has none (every row weighs 1).
+  std::span<const float> weights() const { return weight_; }
+  bool weighted() const { return !weight_.empty(); }
+
+  // The same rows with these weights, one per row, finite and >= 0 (viewed, not copied;
+  // `owner` keeps them alive). Throws corral::Error (kBadInput, naming `source`, and the row
+  // for a bad value) for a count other than rows(), or a weight below 0, NaN or infinite. An
+  // empty span removes the weights.
+  Dataset WithWeights(std::span<const float> weights, std::shared_ptr<const void> owner,
+                      const std::string& source) const;
+  Dataset WithWeights(std::vector<float> weights, const std::string& source) const;
 
   // rows + 1 offsets into value() (r x num_features for a dense set).
   std::span<const std::uint64_t> row_ptr() const { return row_ptr_; }
@@ -106,6 +121,7 @@ class Dataset {
   // Largest number of stored entries in any row (sizes per-worker gradient buffers).
   std::size_t max_row_nnz() const { return max_row_nnz_; }
 
+  // Copies and views keep each row's weight beside it.
   // A copy of rows [begin, end), first touched by the calling thread.
   Dataset Slice(std::size_t begin, std::size_t end) const;
   // Rows [begin, end) without a copy: they share this set's memory (and keep it alive); only
@@ -133,10 +149,12 @@ class Dataset {
   std::shared_ptr<const void> owner_;    // keeps value_, label_ (and sparse arrays) alive
   std::shared_ptr<const void> layout_;   // dense: row offsets and the column array; Rows(): offsets
   std::shared_ptr<const RatingsInfo> ratings_;
+  std::shared_ptr<const void> weight_owner_;  // keeps weight_ alive (a caller's, or a copy's)
   std::span<const std::uint64_t> row_ptr_;
   std::span<const std::uint32_t> index_;
   std::span<const float> value_;
   std::span<const float> label_;
+  std::span<const float> weight_;  // empty: every row weighs 1
   std::size_t num_features_ = 0;
   std::size_t max_row_nnz_ = 0;
   bool dense_ = false;

@@ -13,7 +13,8 @@
 //   densely (see <corral/ratings_info.h>); a first line none of whose fields is a number is
 //   a header and skipped (one with a number is data, and an error if malformed); '#' starts a
 //   comment.
-// - csv: dense rows of numbers separated by commas, one column the label (csv_label_column);
+// - csv: dense rows of numbers separated by commas, one column the label (csv_label_column),
+//   optionally one the row's weight (csv_weight_column);
 //   a first line with no numeric field is a header and skipped; every row has as many fields
 //   as the first; blank lines are skipped; missing values are errors.
 // - cache: Corral's binary cache (<corral/cache.h>), memory-mapped, checksummed.
@@ -38,6 +39,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <corral/dataset.h>
 #include <corral/ratings_info.h>
@@ -68,6 +70,9 @@ struct LoadOptions {
   std::shared_ptr<const RatingsInfo> ratings_mapping;
   // CSV: the label's column, 0-based; -1 = the last column.
   int csv_label_column = 0;
+  // CSV: the column of each row's weight (Dataset::Weight, finite and >= 0), not a feature: a
+  // name from the header line, or a 0-based number (-1 = the last column); empty for none.
+  std::string csv_weight_column;
   // IDX: the labels file; empty = derived from the images file's name.
   std::string idx_labels;
   // Text formats: the number of the text's first line in its file. Above 1 when the text
@@ -104,6 +109,16 @@ Dataset ParseDataset(std::string_view text, const std::string& name,
 Dataset RatingsFromArrays(std::span<const std::uint64_t> users,
                           std::span<const std::uint64_t> items, std::span<const float> ratings,
                           const RatingsInfo* train, const std::string& name);
+
+// Per-row sample weights for a training set of `rows` rows (--weights): `path` holds one
+// weight per line, in the set's row order, each a finite number >= 0. Blank lines and lines
+// starting with '#' are skipped, and a first line that is not a number is a column name.
+// Returns rows [first, first + count) of them (a rank's part; count is capped at the set's
+// end), never sized from the file. Throws corral::Error naming the file and line: kBadInput
+// for a bad or negative weight, for more or fewer weights than rows, or when every weight is
+// 0; kIo when it cannot be read.
+std::vector<float> LoadWeights(const std::string& path, std::size_t rows, std::size_t first = 0,
+                               std::size_t count = static_cast<std::size_t>(-1));
 
 // The format LoadDataset would use for `path` under kAuto. Throws kIo when unreadable.
 DataFormat DetectFormat(const std::string& path);

@@ -104,13 +104,15 @@ inline GatheredReplicas GatherReplicas(Cluster& cluster, std::span<const std::sp
 // holding rows [first, first + local.rows()) in `local`: a copy of them in `wanted`'s order, the
 // same on every rank (what local.Gather is in one process). Collective; `wanted` is the same on
 // every rank. Three gathers: per wanted row which rank holds it and its stored entries, the
-// labels, then the entries (padded to the longest rank's).
+// labels, then the entries (padded to the longest rank's); a fourth for the rows' weights when
+// the set has them (every rank's does: the same options).
 inline Dataset GatherRowsAcross(Cluster& cluster, const Dataset& local, std::size_t first,
                                 std::span<const std::size_t> wanted) {
   const bool dense = local.is_dense();
   // Per wanted row: 0 when another rank holds it, else 1 + its stored entries.
   std::vector<std::uint64_t> held(wanted.size(), 0);
   std::vector<float> labels(wanted.size(), 0.0f);
+  std::vector<float> weights(local.weighted() ? wanted.size() : 0, 0.0f);
   std::vector<std::uint32_t> index;
   std::vector<float> value;
   for (std::size_t k = 0; k < wanted.size(); ++k) {
@@ -119,11 +121,14 @@ inline Dataset GatherRowsAcross(Cluster& cluster, const Dataset& local, std::siz
     const SparseRow row = local.Row(r);
     held[k] = 1 + row.nnz();
     labels[k] = local.Label(r);
+    if (!weights.empty()) weights[k] = local.Weight(r);
     if (!dense) index.insert(index.end(), row.index.begin(), row.index.end());
     value.insert(value.end(), row.value.begin(), row.value.end());
   }
   const std::vector<std::uint64_t> all_held = GatherAll(cluster, std::span<const std::uint64_t>(held));
   const std::vector<float> all_labels = GatherAll(cluster, std::span<const float>(labels));
+  const std::vector<float> all_weights =
+      weights.empty() ? std::vector<float>() : GatherAll(cluster, std::span<const float>(weights));
   const std::size_t longest = MaxAcross(cluster, value.size());
   index.resize(dense ? 0 : longest, 0);
   value.resize(longest, 0.0f);
@@ -134,7 +139,7 @@ inline Dataset GatherRowsAcross(Cluster& cluster, const Dataset& local, std::siz
   std::vector<std::size_t> cursor(ranks, 0);  // next entry of each rank's block
   std::vector<std::uint64_t> row_ptr{0};
   std::vector<std::uint32_t> out_index;
-  std::vector<float> out_value, out_label;
+  std::vector<float> out_value, out_label, out_weight;
   for (std::size_t k = 0; k < wanted.size(); ++k) {
     std::size_t owner = ranks;
     for (std::size_t o = 0; o < ranks && owner == ranks; ++o) {
@@ -149,12 +154,14 @@ inline Dataset GatherRowsAcross(Cluster& cluster, const Dataset& local, std::siz
     if (!dense) out_index.insert(out_index.end(), all_index.begin() + at, all_index.begin() + at + count);
     out_value.insert(out_value.end(), all_value.begin() + at, all_value.begin() + at + count);
     out_label.push_back(all_labels[owner * wanted.size() + k]);
+    if (!all_weights.empty()) out_weight.push_back(all_weights[owner * wanted.size() + k]);
     row_ptr.push_back(row_ptr.back() + count);
     cursor[owner] += count;
   }
-  if (dense) return Dataset::Dense(std::move(out_value), std::move(out_label), local.num_features(), local.name());
-  return Dataset(std::move(row_ptr), std::move(out_index), std::move(out_value), std::move(out_label),
-                 local.num_features(), local.name());
+  Dataset out = dense ? Dataset::Dense(std::move(out_value), std::move(out_label), local.num_features(), local.name())
+                      : Dataset(std::move(row_ptr), std::move(out_index), std::move(out_value),
+                                std::move(out_label), local.num_features(), local.name());
+  return out_weight.empty() ? out : out.WithWeights(std::move(out_weight), local.name());
 }
 
 }  // namespace corral::internal

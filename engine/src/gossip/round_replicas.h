@@ -412,7 +412,7 @@ class RoundReplicas {
       if (FusedLocalSteps()) {
         const std::uint32_t r = self.rows[0];
         self.fused.row = self.shard.Row(r);  // for ForEachDescended
-        return LinearStep(model_, Params(x), self.fused.row, self.shard.Label(r), eta, self.shrink.data(),
+        return LinearStep(model_, Params(x), self.fused.row, self.shard.Label(r), self.shard.Weight(r), eta, self.shrink.data(),
                           x.size());
       }
     }

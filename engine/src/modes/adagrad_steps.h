@@ -31,13 +31,13 @@ namespace corral::internal {
 // One AdaGrad step of row x on the shared model w and accumulators `sum_sq`.
 template <typename Loss>
 inline void AdaGradLinearStep(const LinearModel<Loss>& model, Params w, Params sum_sq, SparseRow x,
-                              float label, float eta, std::size_t num_params) {
+                              float label, float weight, float eta, std::size_t num_params) {
   float margin = 0;
   for (std::size_t k = 0; k < x.nnz(); ++k) {
     const std::uint32_t u = x.index[k];
     if (u < num_params) margin += w.Load(u) * x.value[k];
   }
-  const float dloss = model.Derivative(margin, label);
+  const float dloss = model.Derivative(margin, label, weight);
   for (std::size_t k = 0; k < x.nnz(); ++k) {
     const std::uint32_t u = x.index[k];
     if (u >= num_params) continue;
@@ -64,7 +64,7 @@ void AdaGradSteps(const LinearModel<Loss>& model, Params w, Params sum_sq, Worke
     for (; k < end; ++k) {
       if (k + kAhead < order.size()) PrefetchRow(self.shard, order[k + kAhead]);
       const std::uint32_t r = order[k];
-      AdaGradLinearStep(model, w, sum_sq, self.shard.Row(r), self.shard.Label(r), eta, d);
+      AdaGradLinearStep(model, w, sum_sq, self.shard.Row(r), self.shard.Label(r), self.shard.Weight(r), eta, d);
     }
     self.samples += end - self.position;
     self.position = end;

@@ -357,7 +357,7 @@ class AdpsgdMode {
       if (halt_.load(std::memory_order_relaxed)) break;
       const std::uint32_t r = order[k];
       if (k + kAhead < order.size()) rows.Prefetch(order[k + kAhead]);
-      const float step = eta * model_.Derivative(SplitMargin(rows, r, hot, x, d), rows.label[r]);
+      const float step = eta * model_.Derivative(SplitMargin(rows, r, hot, x, d), rows.label[r], rows.Weight(r));
       if (Shared()) AcquireOwn(w);
       AverageIfDue(self, w);
       SplitApply(rows, r, step, hot, self.hot.copy.shrink.data(), x, self.shrink.data(), d);
@@ -467,7 +467,7 @@ class AdpsgdMode {
         if (Hot()) {  // HotEpoch's step
           const Params x(scratch), hot(scratch_hot);
           const SplitRows& split = self.hot.rows;
-          const float step = 0.0f * model_.Derivative(SplitMargin(split, pick[0], hot, x, x.size()), split.label[pick[0]]);
+          const float step = 0.0f * model_.Derivative(SplitMargin(split, pick[0], hot, x, x.size()), split.label[pick[0]], split.Weight(pick[0]));
           SplitApply(split, pick[0], step, hot, self.hot.copy.shrink.data(), x, self.shrink.data(), x.size());
           ++n;
           now = WallSeconds();

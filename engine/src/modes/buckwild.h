@@ -320,7 +320,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
     Acc dot = 0;
     for (std::size_t j = 0; j < d; ++j) dot += static_cast<Acc>(local[j]) * static_cast<Acc>(x[j]);
     const float margin = static_cast<float>(dot) * x_scale_ * w_scale_;
-    const float dm = model_.Derivative(margin, self.shard.Label(r));
+    const float dm = model_.Derivative(margin, self.shard.Label(r), self.shard.Weight(r));
     return eta * dm * x_scale_ / w_scale_;
   }
   // The local copy moved by row r's step with coefficient c, and stored.
@@ -366,7 +366,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
       dot += static_cast<Acc>(Get(u)) * static_cast<Acc>(self.values[begin + k]);
     }
     const float margin = static_cast<float>(dot) * x_scale_ * w_scale_;
-    return eta * model_.Derivative(margin, self.shard.Label(r)) * x_scale_ / w_scale_;
+    return eta * model_.Derivative(margin, self.shard.Label(r), self.shard.Weight(r)) * x_scale_ / w_scale_;
   }
   // Row r's coordinates moved by its step with coefficient c, each rounded onto the grid.
   void SparseUpdate(State& self, std::uint32_t r, float c, float eta) {

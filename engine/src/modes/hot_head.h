@@ -151,7 +151,7 @@ inline HotHead ChooseHotHead(const Dataset& train, std::size_t num_params, int h
 }
 
 // A worker's rows with each row's hot entries first, renumbered to slots, then its cold ones,
-// and their labels: all the fused loop reads, so the worker's shard can be released.
+// and their labels (and weights): all the fused loop reads, so the worker's shard can be released.
 // Thread safety: owner-only.
 // In huge pages (huge_pages.h): built once per run, and its first touch is most of the setup
 // of a small run.
@@ -161,6 +161,9 @@ struct SplitRows {
   HugeVector<std::uint32_t> index;   // slot (hot entries) or coordinate (cold entries)
   HugeVector<float> value;
   HugeVector<float> label;
+  HugeVector<float> weight;          // per row, empty for a set without weights (Dataset::Weight)
+
+  float Weight(std::size_t r) const { return weight.empty() ? 1.0f : weight[r]; }
 
   void Build(const Dataset& shard, const HotHead& head) {
     begin.clear();
@@ -173,6 +176,7 @@ struct SplitRows {
     value.reserve(shard.nnz());
     begin.push_back(0);
     label.assign(shard.labels().begin(), shard.labels().end());
+    weight.assign(shard.weights().begin(), shard.weights().end());
     const std::size_t slots = head.slot.size();
     for (std::size_t r = 0; r < shard.rows(); ++r) {
       const SparseRow row = shard.Row(r);
@@ -207,6 +211,7 @@ struct SplitRows {
         [&](std::size_t k, std::uint32_t r) {
           hot[k] = stored.hot[r];
           label[k] = stored.label[r];
+          if (!weight.empty()) weight[k] = stored.weight[r];
         },
         [&](std::uint32_t r) {
           __builtin_prefetch(stored.hot.data() + r);
@@ -217,7 +222,7 @@ struct SplitRows {
   }
   std::uint64_t Bytes() const {
     return begin.size() * sizeof(std::uint64_t) + (hot.size() + index.size()) * sizeof(std::uint32_t) +
-           (value.size() + label.size()) * sizeof(float);
+           (value.size() + label.size() + weight.size()) * sizeof(float);
   }
 
   // Row r's entries and label ahead of use (see PrefetchRow).
@@ -363,7 +368,7 @@ inline void SplitLinearStep(const LinearModel<Loss>& model, Params w, HotCopy& c
                             std::size_t num_params) {
   float* local = copy.local.data();
   const float margin = SplitMargin(rows, r, local, w, num_params);
-  const float step = eta * model.Derivative(margin, rows.label[r]);
+  const float step = eta * model.Derivative(margin, rows.label[r], rows.Weight(r));
   SplitApply(rows, r, step, local, copy.shrink.data(), w, shrink, num_params);
 }
 

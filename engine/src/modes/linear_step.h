@@ -2,7 +2,7 @@
 // derivative and the proximal update of the sample's coordinates in two passes over the row,
 // without going through a SparseGrad buffer. The same step as Gradient() + ApplyStep():
 //   w_u <- (w_u - eta * dloss * x_u) * shrink_u,   shrink_u = 1 / (1 + eta * l2 * n / d_u),
-// dloss the model's Derivative() (the loss's, times the sample's class weight),
+// dloss the model's Derivative() (the loss's, times the sample's class weight and own weight),
 // with the per-coordinate division replaced by a multiplication by shrink_u, which the worker
 // recomputes once per epoch (eta changes per epoch only). On a9a this loop runs at about three
 // times the generic path's rate (bench/shared_modes.py).
@@ -51,13 +51,13 @@ inline void ShrinkUpdate(Params w, SparseRow x, float step, const float* shrink,
 
 template <typename Loss>
 inline void LinearStep(const LinearModel<Loss>& model, Params w, SparseRow x, float label,
-                       float eta, const float* shrink, std::size_t num_params) {
+                       float weight, float eta, const float* shrink, std::size_t num_params) {
   float margin = 0;
   for (std::size_t k = 0; k < x.nnz(); ++k) {
     const std::uint32_t u = x.index[k];
     if (u < num_params) margin += w.Load(u) * x.value[k];
   }
-  ShrinkUpdate(w, x, eta * model.Derivative(margin, label), shrink, num_params);
+  ShrinkUpdate(w, x, eta * model.Derivative(margin, label, weight), shrink, num_params);
 }
 
 // A linear model's gradient at batch 1 held as its row and loss derivative, for modes that
@@ -75,7 +75,7 @@ template <typename Loss>
 RowGradient LinearRowGradient(const LinearModel<Loss>& model, Params at, const Dataset& shard,
                               std::uint32_t r) {
   const SparseRow row = shard.Row(r);
-  return {row, model.Derivative(model.Margin(at, row), shard.Label(r))};
+  return {row, model.Derivative(model.Margin(at, row), shard.Label(r), shard.Weight(r))};
 }
 
 // ApplyStep(w, g, eta) for the gradient g held as a RowGradient. Races: ApplyStep's (Params).

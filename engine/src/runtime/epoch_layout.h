@@ -109,7 +109,7 @@ std::size_t GatherRows(std::span<const std::uint64_t> src_begin, std::span<const
 inline double DataBytes(const Dataset& data) {
   return static_cast<double>(data.row_ptr().size()) * sizeof(std::uint64_t) +
          static_cast<double>(data.is_dense() ? 0 : data.index().size()) * sizeof(std::uint32_t) +
-         static_cast<double>(data.value().size() + data.labels().size()) * sizeof(float);
+         static_cast<double>(data.value().size() + data.labels().size() + data.weights().size()) * sizeof(float);
 }
 
 // A worker's rows in storage order and their copy in the current epoch's order.
@@ -152,6 +152,7 @@ class EpochLayout {
     a.index.assign(room, 0);
     a.value.assign(room, 0.0f);
     a.label.assign(fit, 0.0f);
+    if (shard.weighted()) a.weight.assign(fit, 1.0f);
     // A valid set until the first Window: the room spread over the rows, indices 0, 1, ... in
     // each (room <= fit * features: no row is longer than the features, nor is the mean).
     std::uint64_t at = 0;
@@ -181,6 +182,8 @@ class EpochLayout {
     Arrays& c = *copy_;
     const float* labels = stored_.labels().data();
     float* label = c.label.data();
+    const float* weights = stored_.weights().data();
+    float* weight = c.weight.data();
     if (stored_.is_dense()) {
       const std::size_t f = stored_.num_features();
       for (std::size_t k = 0; k < order.size(); ++k) {
@@ -190,6 +193,7 @@ class EpochLayout {
         }
         std::memcpy(c.value.data() + k * f, stored_.value().data() + order[k] * f, f * sizeof(float));
         label[k] = labels[order[k]];
+        if (weight != nullptr) weight[k] = weights[order[k]];
       }
       return;
     }
@@ -214,14 +218,20 @@ class EpochLayout {
     HugeVector<std::uint32_t> index;
     HugeVector<float> value;
     HugeVector<float> label;
+    HugeVector<float> weight;  // empty for a set without weights
   };
   std::size_t Gather(std::span<const std::uint32_t> order, const std::atomic<bool>* halt) {
     Arrays& c = *copy_;
     const float* labels = stored_.labels().data();
     float* label = c.label.data();
+    const float* weights = stored_.weights().data();
+    float* weight = c.weight.data();
     return GatherRows(
         stored_.row_ptr(), order, std::span(c.row_ptr).first(order.size() + 1), c.index.size(), halt,
-        [&](std::size_t k, std::uint32_t r) { label[k] = labels[r]; },
+        [&](std::size_t k, std::uint32_t r) {
+          label[k] = labels[r];
+          if (weight != nullptr) weight[k] = weights[r];
+        },
         [&](std::uint32_t r) { __builtin_prefetch(labels + r); },
         std::pair<const std::uint32_t*, std::uint32_t*>{stored_.index().data(), c.index.data()},
         std::pair<const float*, float*>{stored_.value().data(), c.value.data()});
@@ -232,8 +242,10 @@ class EpochLayout {
     Arrays& a = *arrays;
     a.value.assign(rows.value().begin(), rows.value().end());
     a.label.assign(rows.labels().begin(), rows.labels().end());
+    a.weight.assign(rows.weights().begin(), rows.weights().end());
     if (rows.is_dense()) {
-      return Dataset::WrapDense(a.value, a.label, rows.num_features(), arrays, rows.name());
+      return WithWeights(Dataset::WrapDense(a.value, a.label, rows.num_features(), arrays, rows.name()), a,
+                         arrays);
     }
     a.row_ptr.assign(rows.row_ptr().begin(), rows.row_ptr().end());
     a.index.assign(rows.index().begin(), rows.index().end());
@@ -246,7 +258,13 @@ class EpochLayout {
                       .value = a.value,
                       .label = a.label,
                       .num_features = like.num_features()};
-    return Dataset::WrapSparse(csr, std::move(owner), like.name());
+    return WithWeights(Dataset::WrapSparse(csr, owner, like.name()), a, owner);
+  }
+  // `rows` with a's weights when it has any (the copy's, checked when the set got them).
+  static Dataset WithWeights(const Dataset& rows, const Arrays& a, std::shared_ptr<Arrays> owner) {
+    if (a.weight.empty()) return rows;
+    return rows.WithWeights(std::span<const float>(a.weight.data(), a.weight.size()), std::move(owner),
+                            rows.name());
   }
 
   Dataset stored_;                // the worker's rows in storage order

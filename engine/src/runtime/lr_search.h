@@ -30,7 +30,9 @@ namespace corral::internal {
 
 struct StepSizeSearch {
   float lr = 0;
-  double objective = 0;  // on the sample (AdaGrad: the scored sample), after one pass at the best step size
+  // On the sample (AdaGrad: the scored sample), after one pass at the walk's best step size
+  // (before the run-length scale and least squares' cap; see below).
+  double objective = 0;
 };
 
 // Tries step sizes 2^k by one serial SGD pass (mini-batches of `batch`) over a random sample of
@@ -60,6 +62,9 @@ struct StepSizeSearch {
 // factor `momentum`) with the velocity starting at zero, as each worker's does: their
 // effective step is about eta / (1 - momentum), which plain SGD's scoring would not see; its
 // walk starts at 2^round(log2(1 - momentum)) instead of 1 (below).
+//
+// Least squares under plain SGD caps the pick at SquaredStableStep over the sample: past it one
+// sample's step overshoots and the run diverges, whatever the walk scored (below).
 //
 // The rows are drawn from a set of `rows` rows (SearchRows); SearchStepSizeOn runs the search on
 // `train` given the picked row ids in it, so that a run across ranks can gather the same rows
@@ -122,6 +127,28 @@ inline SearchPool PoolOf(const SearchRows& drawn) {
   std::iota(pool.in_pool.picks.begin(), pool.in_pool.picks.end(), std::size_t{0});
   std::iota(pool.in_pool.scored.begin(), pool.in_pool.scored.end(), drawn.picks.size());
   return pool;
+}
+
+// The largest step 2^k at or below 1 / max_r s_r c_r |x_r|^2 over `rows` of `data` (s the
+// sample's weight, c its class's): least squares' plain SGD step on row r scales that row's
+// residual by 1 - eta s_r c_r |x_r|^2, so it is stable only for eta s_r c_r |x_r|^2 < 2
+// (normalized LMS; 1 / |x|^2 fits the row exactly), and the L2 shrink and mini-batches (their
+// mean of rows) only make it more stable. On unscaled features (mean 100: |x|^2 ~ 2e4) every
+// candidate of the walk down to 2^-12 diverges, which left the search at 2^-12 and the run
+// diverging; there this gives 2^-15. Infinite when every row is 0 (nothing to bound).
+template <typename Rows>
+float SquaredStableStep(const SquaredModel& model, const Dataset& data, const Rows& rows) {
+  double most = 0;
+  for (const auto r : rows) {
+    const SparseRow x = data.Row(r);
+    double sq = 0;
+    for (std::size_t k = 0; k < x.nnz(); ++k) sq += double{x.value[k]} * x.value[k];
+    most = std::max(most, sq * model.ClassWeight(data.Label(r)) * data.Weight(r));
+  }
+  if (!(most > 0)) return std::numeric_limits<float>::infinity();
+  // Finite: each value is a finite float, so |x|^2 stays far below double's range.
+  const int k = static_cast<int>(std::floor(-std::log2(most)));
+  return std::ldexp(1.0f, std::clamp(k, -126, 127));
 }
 
 template <typename M>
@@ -190,10 +217,10 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
         const Dataset& source = in_place ? train : sample;
         const auto step = [&](std::size_t r) {
           if (adagrad) {
-            AdaGradLinearStep(model, w, accumulators, source.Row(r), source.Label(r), eta,
+            AdaGradLinearStep(model, w, accumulators, source.Row(r), source.Label(r), source.Weight(r), eta,
                               storage.size());
           } else {
-            LinearStep(model, w, source.Row(r), source.Label(r), eta, lane.shrink.data(),
+            LinearStep(model, w, source.Row(r), source.Label(r), source.Weight(r), eta, lane.shrink.data(),
                        storage.size());
           }
         };
@@ -309,7 +336,15 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
   if constexpr (requires { M::kConvex; }) convex = M::kConvex;
   const double run = options.run_samples > 0 ? options.run_samples : 4.0 * static_cast<double>(picks.size());
   const int shift = convex && !adagrad ? RunLengthShift(run, picks.size()) : 0;
-  return {std::ldexp(1.0f, std::max(best_k - shift, kLowest)), best};
+  float lr = std::ldexp(1.0f, std::max(best_k - shift, kLowest));
+  // AdaGrad's steps are eta / sqrt(sum g^2), scaled by the gradients themselves: not capped.
+  if constexpr (std::is_same_v<M, SquaredModel>) {
+    if (!adagrad) {
+      lr = std::min(lr, in_place ? SquaredStableStep(model, train, picks)
+                                 : SquaredStableStep(model, sample, order));
+    }
+  }
+  return {lr, best};
 }
 
 // The search on `train` itself (one process holds every row).

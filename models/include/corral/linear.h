@@ -1,8 +1,9 @@
 // corral::LinearModel<Loss>: a linear model on sparse (or dense) rows: logistic regression,
 // linear SVM (hinge) and least squares.
 //
-// Objective (DESIGN.md §9): (1/n) sum_i c_{y_i} Loss(<w, x_i>, y_i) + (l2/2)|w|^2, c the class
-// weights (--class-weight; 1 unless given, so the plain mean loss). No bias term, as
+// Objective (DESIGN.md §9): (1/n) sum_i s_i c_{y_i} Loss(<w, x_i>, y_i) + (l2/2)|w|^2, c the
+// class weights (--class-weight) and s_i the samples' (Dataset::Weight, --weights); both 1
+// unless given, so the plain mean loss. No bias term, as
 // LIBLINEAR's default, so `--l2 1/n` reproduces LIBLINEAR's C=1 optimum.
 //
 // Sparse L2 (HOGWILD!'s form): sample i's share of the regulariser is
@@ -52,10 +53,11 @@ class LinearModel {
   static int ClassId(float label) { return label > 0 ? 1 : 0; }
   // A sample's factor c_y on its loss.
   float ClassWeight(float label) const { return class_weight_[static_cast<std::size_t>(ClassId(label))]; }
-  // d/dm of a sample's weighted loss c_y Loss(m, y): the one expression every update of the
-  // model scales its row by (Gradient() and the engine's fused loops).
-  float Derivative(float margin, float label) const {
-    return Loss::Derivative(margin, label) * ClassWeight(label);
+  // d/dm of a sample's weighted loss s c_y Loss(m, y), s its own weight (Dataset::Weight): the
+  // one expression every update of the model scales its row by (Gradient() and the engine's
+  // fused loops). A weight of 1 changes no bit.
+  float Derivative(float margin, float label, float weight) const {
+    return Loss::Derivative(margin, label) * ClassWeight(label) * weight;
   }
   // Coordinate u's sparse L2 weight l2 * n / d_u (what Gradient() reports beside it).
   float L2Weight(std::size_t u) const { return l2_weight_[u]; }
@@ -83,7 +85,7 @@ class LinearModel {
     const float scale = 1.0f / static_cast<float>(rows.size());
     for (const std::uint32_t r : rows) {
       const SparseRow x = data.Row(r);
-      const float dm = Derivative(Margin(w, x), data.Label(r)) * scale;
+      const float dm = Derivative(Margin(w, x), data.Label(r), data.Weight(r)) * scale;
       for (std::size_t k = 0; k < x.nnz(); ++k) {
         const std::uint32_t u = x.index[k];
         if (u < NumParams()) g.Push(u, dm * x.value[k], l2_weight_[u] * scale);
@@ -97,7 +99,7 @@ class LinearModel {
     for (std::size_t r = begin; r < end; ++r) {
       const float m = Margin(w, data.Row(r));
       const float label = data.Label(r);
-      s.loss += Loss::Value(m, label) * ClassWeight(label);
+      s.loss += Loss::Value(m, label) * ClassWeight(label) * data.Weight(r);
       if constexpr (kTask == Task::kRegression) {
         s.sq_err += (double{m} - label) * (double{m} - label);
       } else {

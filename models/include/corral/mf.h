@@ -1,7 +1,7 @@
 // corral::MfModel: matrix factorisation of ratings (HOGWILD!'s Netflix task).
 //
 // Prediction r(u, i) = mean + b_u + b_i + <p_u, q_i>, with rank-K factors p_u, q_i and biases;
-// loss (r - y)^2 / 2; objective = mean loss + (l2/2)|w|^2 over every parameter, in HOGWILD!'s
+// loss (r - y)^2 / 2, times the rating's weight (Dataset::Weight); objective = mean loss + (l2/2)|w|^2 over every parameter, in HOGWILD!'s
 // sparse form: user u's parameters carry the weight l2*n/d_u (d_u = ratings by u), item i's
 // l2*n/d_i, so a rating touches only 2K+2 coordinates. `mean` is the train set's mean rating,
 // fixed at construction.

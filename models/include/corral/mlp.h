@@ -5,7 +5,7 @@
 //   for each layer with `in` inputs and `out` outputs:  W [out x in] row-major, then b [out].
 // So NumParams() = sum over layers of out * (in + 1); layer l's W starts at LayerOffset(l).
 //
-// Objective: mean cross-entropy + (l2/2)|w|^2 over *every* parameter, biases included. Dense
+// Objective: mean cross-entropy (each sample's times its weight, Dataset::Weight) + (l2/2)|w|^2 over *every* parameter, biases included. Dense
 // models report one L2 weight (DenseGrad::l2) that the engine's step applies to all
 // coordinates; at the small l2 an MLP uses (1/n by default) the bias decay is harmless.
 //

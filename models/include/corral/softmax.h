@@ -2,8 +2,9 @@
 // rows.
 //
 // Parameters: K weights per feature, laid out feature-major (w[u*K + c]) so a sparse row's
-// touched coordinates are K-long contiguous runs, then K biases. Objective: (1/n) sum_i c_{y_i}
-// cross-entropy_i + (l2/2)|W|^2 (c the class weights of --class-weight, 1 unless given;
+// touched coordinates are K-long contiguous runs, then K biases. Objective: (1/n) sum_i s_i c_{y_i}
+// cross-entropy_i + (l2/2)|W|^2 (c the class weights of --class-weight, s_i the samples' own
+// (Dataset::Weight, --weights), 1 unless given;
 // biases unregularised), with HOGWILD!'s sparse L2 form per feature as in
 // linear.h: every class weight of feature u carries the weight l2*n/d_u.
 //
