@@ -9,8 +9,9 @@
    locked, sync and qsgd at 2 threads; samples/s and final objectives, and the objectives at a
    quarter of the searched step.
 3. A generated dense set larger than the caches (100,000 x 2,000, 800 MB as fp32): hogwild fp32
-   vs buckwild with 8-bit data (16-bit model), and the 8-bit model with stochastic vs nearest
-   rounding.
+   and buckwild with 8-bit data (16-bit model) at 1 and 2 threads, hogwild++ at 2, each against
+   the bandwidth bound (the machine's streaming bandwidth, a copy's bytes read and written per
+   second measured in the same run, over the bytes of a row), and the 8-bit model with stochastic vs nearest rounding.
 Every speed is the median of --repeat runs, interleaved so that machine noise hits both sides.
 
   bench/shared_modes.py --corral build/engine/cli/corral [--data ../shared/data] [--repeat 5]
@@ -127,22 +128,63 @@ def generated_sparse(args, tmp):
           f" ({100 * (statistics.median(o2) / o1 - 1):+.2f}%, runs {min(o2):.5f}..{max(o2):.5f})")
 
 
+def _stream_gbs(nbytes, out):
+    """One process's streaming bandwidth: the best of 5 copies of an nbytes array, counting the
+    bytes read and written (as STREAM does). numpy's reductions (sum, max) run below it here:
+    they are bound by their arithmetic, not by memory."""
+    import numpy as np
+    a = np.ones(nbytes // 4, dtype=np.float32)
+    b = np.empty_like(a)
+    best = 0.0
+    for _ in range(5):
+        start = time.perf_counter()
+        np.copyto(b, a)
+        best = max(best, 2 * a.nbytes / (time.perf_counter() - start))
+    out.put(best / 1e9)
+
+
+def stream_bandwidth(processes, nbytes=800 << 20):
+    """GB/s that `processes` processes stream at once, each copying its own arrays."""
+    import multiprocessing
+    out = multiprocessing.Queue()
+    ps = [multiprocessing.Process(target=_stream_gbs, args=(nbytes, out)) for _ in range(processes)]
+    for p in ps:
+        p.start()
+    total = sum(out.get() for _ in ps)
+    for p in ps:
+        p.join()
+    return total
+
+
 def generated_dense(args, tmp):
+    features = 2000
     data = os.path.join(tmp, "dense.cache")
     subprocess.run([args.corral, "data", "gen", "classification", "--rows", "100000", "--features",
-                    "2000", "--dense", "--out", data], check=True, stdout=subprocess.DEVNULL)
-    common = ["train", "--data", data, "--threads", "2", "--epochs", "5"]
+                    str(features), "--dense", "--out", data], check=True, stdout=subprocess.DEVNULL)
+    cases = [(1, "hogwild"), (1, "buckwild", "--bits", "8"), (2, "hogwild"), (2, "buckwild", "--bits", "8"),
+             (2, "hogwild++")]
 
-    def mode(*extra):
-        return lambda: corral(args.corral, *common, *extra, metrics=os.path.join(tmp, "dense.jsonl"))
+    def mode(threads, *extra):
+        return lambda: corral(args.corral, "train", "--data", data, "--threads", str(threads), "--epochs", "5",
+                              "--algo", *extra, metrics=os.path.join(tmp, "dense.jsonl"))
 
-    runs = median_runs(args.repeat, [mode("--algo", "hogwild"), mode("--algo", "buckwild", "--bits", "8")])
-    rate = [statistics.median(r["samples_per_s"] for r in rs) for rs in runs]
-    obj = [statistics.median(r["objective"] for r in rs) for rs in runs]
-    print(f"generated dense set 100,000 x 2,000, logistic, 2 threads, 5 epochs (median of {args.repeat}):")
-    print(f"  hogwild fp32          {rate[0]:12,.0f} samples/s  objective {obj[0]:.5f}")
-    print(f"  buckwild --bits 8     {rate[1]:12,.0f} samples/s  objective {obj[1]:.5f}")
-    print(f"  buckwild / hogwild    {rate[1] / rate[0]:.2f}x samples/s, objective {obj[1] / obj[0]:.4f}x")
+    bandwidth = {1: stream_bandwidth(1), 2: stream_bandwidth(2)}  # beside the runs: the same machine state
+    runs = median_runs(args.repeat, [mode(*c) for c in cases])
+    bandwidth = {t: max(g, stream_bandwidth(t)) for t, g in bandwidth.items()}
+    print(f"generated dense set 100,000 x {features:,}, logistic, 5 epochs (median of {args.repeat});"
+          f" streaming bandwidth {bandwidth[1]:.1f} GB/s (1 process), {bandwidth[2]:.1f} GB/s (2)")
+    print("  the bound: bandwidth / bytes of a row (4 a value, 1 with --bits 8); the model stays in cache")
+    rate = []
+    for case, rs in zip(cases, runs):
+        threads, name = case[0], " ".join(case[1:])
+        r = statistics.median(x["samples_per_s"] for x in rs)
+        rate.append(r)
+        row_bytes = features * (1 if "--bits" in case else 4)
+        bound = bandwidth[threads] * 1e9 / row_bytes
+        print(f"  {name:18s} {threads}T {r:10,.0f} samples/s  {r * row_bytes / 1e9:5.2f} GB/s"
+              f"  {100 * r / bound:5.1f}% of the bound  objective"
+              f" {statistics.median(x['objective'] for x in rs):.5f}")
+    print(f"  buckwild --bits 8 / hogwild: 1T {rate[1] / rate[0]:.2f}x, 2T {rate[3] / rate[2]:.2f}x samples/s")
     one = ["train", "--data", data, "--threads", "2", "--epochs", "1", "--lr", "0.25",
            "--algo", "buckwild", "--model-bits", "8"]
     sto = corral(args.corral, *one, metrics=os.path.join(tmp, "r.jsonl"))
