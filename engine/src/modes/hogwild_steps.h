@@ -103,12 +103,12 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
             }
             const std::size_t i = k - lo;
             if (k + kAhead < hi) PrefetchRow(self.shard, i + kAhead);
-            LinearStep(model, w, self.shard.Row(i), self.shard.Label(i), self.shard.Weight(i), eta, self.shrink.data(), d);
+            LinearStepRow(model, w, self.shard, i, std::min(i + 1, hi - lo - 1), eta, self.shrink.data(), d);
             continue;
           }
           if (head == nullptr) {
             if (k + kAhead < order.size()) PrefetchRow(self.shard, order[k + kAhead]);
-            LinearStep(model, w, self.shard.Row(r), self.shard.Label(r), self.shard.Weight(r), eta, self.shrink.data(), d);
+            LinearStepRow(model, w, self.shard, r, order[std::min(k + 1, order.size() - 1)], eta, self.shrink.data(), d);
             continue;
           }
           if (k + kAhead < order.size()) self.hot.rows.Prefetch(order[k + kAhead]);

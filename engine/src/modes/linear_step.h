@@ -10,6 +10,7 @@
 // Races: the same relaxed loads and stores as ApplyStep (Params), nothing else shared.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -18,6 +19,8 @@
 #include <corral/linear.h>
 #include <corral/params.h>
 #include <corral/step.h>
+
+#include "models/src/wide_params.h"
 
 namespace corral::internal {
 
@@ -58,6 +61,33 @@ inline void LinearStep(const LinearModel<Loss>& model, Params w, SparseRow x, fl
     if (u < num_params) margin += w.Load(u) * x.value[k];
   }
   ShrinkUpdate(w, x, eta * model.Derivative(margin, label, weight), shrink, num_params);
+}
+
+// LinearStep for a dense row (its values, coordinate u at u), with the shared model moved
+// several coordinates per instruction (models/src/wide_params.h): the same update of each
+// coordinate, the margin summed in WideDot's order. `ahead`: the row the worker reads next
+// (as long as x), asked of the memory system line by line while this one's margin is summed.
+// Races: Params' contract (wide_params.h).
+template <typename Loss>
+inline void DenseLinearStep(const LinearModel<Loss>& model, Params w, std::span<const float> x,
+                            const float* ahead, float label, float weight, float eta,
+                            const float* shrink, std::size_t num_params) {
+  x = x.first(std::min(x.size(), num_params));  // features beyond the model's are ignored
+  const float margin = detail::WideDot(w, x, ahead);
+  detail::WideShrinkUpdate(w, x, eta * model.Derivative(margin, label, weight), shrink);
+}
+
+// LinearStep or DenseLinearStep for row r of `data`, as its storage asks; `next`: the row the
+// caller steps on next (r itself when none).
+template <typename Loss>
+inline void LinearStepRow(const LinearModel<Loss>& model, Params w, const Dataset& data, std::size_t r,
+                          std::size_t next, float eta, const float* shrink, std::size_t num_params) {
+  if (data.is_dense()) {
+    DenseLinearStep(model, w, data.DenseRow(r), data.DenseRow(next).data(), data.Label(r), data.Weight(r), eta,
+                    shrink, num_params);
+  } else {
+    LinearStep(model, w, data.Row(r), data.Label(r), data.Weight(r), eta, shrink, num_params);
+  }
 }
 
 // A linear model's gradient at batch 1 held as its row and loss derivative, for modes that

@@ -220,8 +220,7 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
             AdaGradLinearStep(model, w, accumulators, source.Row(r), source.Label(r), source.Weight(r), eta,
                               storage.size());
           } else {
-            LinearStep(model, w, source.Row(r), source.Label(r), source.Weight(r), eta, lane.shrink.data(),
-                       storage.size());
+            LinearStepRow(model, w, source, r, r, eta, lane.shrink.data(), storage.size());
           }
         };
         if (in_place) {

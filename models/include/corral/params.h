@@ -10,6 +10,8 @@
 //   written whole (no tearing within a coordinate). No read-modify-write atomics: on x86 a
 //   relaxed load/store of a float compiles to a plain mov, so this costs nothing.
 // Ordering across epochs (evaluation, snapshots) comes from the engine's own synchronisation.
+// The dense kernels move several coordinates per instruction under the same contract
+// (models/src/wide_params.h, internal, through ParamsAccess).
 //
 // Thread safety: thread-safe for Load/Store on any index; the view does not own memory.
 #pragma once
@@ -19,6 +21,10 @@
 #include <span>
 
 namespace corral {
+
+namespace detail {
+struct ParamsAccess;  // the dense kernels' wide loads and stores (models/src/wide_params.h)
+}  // namespace detail
 
 class Params {
  public:
@@ -51,6 +57,7 @@ class Params {
   }
 
  private:
+  friend struct detail::ParamsAccess;
   static_assert(std::atomic_ref<float>::is_always_lock_free,
                 "Corral needs lock-free float atomics for HOGWILD! updates");
   float* data_ = nullptr;
