@@ -299,6 +299,18 @@ TEST(Shuffle, AutoReadsInPlaceWhenAShardFitsItsCacheShare) {
   // Only auto is resolved by the cache.
   EXPECT_EQ(ResolveDataCopies(Shuffle::kEpoch, true, false, 1, 0, 1e9, l3, 1).shuffle, Shuffle::kEpoch);
   EXPECT_TRUE(ResolveDataCopies(Shuffle::kEpoch, true, false, 1, 0, 1e9, l3, 1).auto_reason.empty());
+
+  // Rows of 4 KiB or more: index whatever the shard (each row a stream of its own); just below,
+  // the cache rule as before.
+  c = ResolveDataCopies(Shuffle::kAuto, true, false, 8e8, 0, 1e12, alone, 1, false, 8000);
+  EXPECT_EQ(c.shuffle, Shuffle::kIndex);
+  EXPECT_EQ(c.auto_reason, "rows of 8.0 KB (at least 4 KiB) stream in place");
+  c = ResolveDataCopies(Shuffle::kAuto, true, false, 8e8, 0, 1e12, alone, 1, false, 4095);
+  EXPECT_EQ(c.shuffle, Shuffle::kEpoch);
+  EXPECT_NE(c.auto_reason.find("exceeds"), std::string::npos) << c.auto_reason;
+  // An explicit epoch stays epoch on any rows.
+  EXPECT_EQ(ResolveDataCopies(Shuffle::kEpoch, true, false, 8e8, 0, 1e12, alone, 1, false, 8000).shuffle,
+            Shuffle::kEpoch);
 }
 
 // --memory-budget: the epoch's copy first, then the shard copies, then (bytes_left) the hot

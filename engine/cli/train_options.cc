@@ -135,7 +135,7 @@ void AddTrainOptions(CLI::App* cmd, TrainOptions& o) {
                   "machine's memory)");
   cmd->add_option("--shuffle", o.shuffle,
                   "Visiting order: auto (index when a worker's shard fits a quarter of its share of the "
-                  "largest cache, else epoch), epoch (shuffled each epoch, rows copied into that "
+                  "largest cache or rows take 4 KiB or more, else epoch), epoch (shuffled each epoch, rows copied into that "
                   "order and streamed; index when memory is short), index (the same order, rows "
                   "read in place), off (storage order)")
       ->capture_default_str();

@@ -91,7 +91,7 @@ struct TrainConfig {
   // xml:FILE (from `lstopo FILE.xml`); threads are then not bound, and the summary says so.
   std::string hardware;
   // Visiting order: auto (index when a worker's shard takes at most a quarter of its share of the
-  // largest cache, else epoch), epoch (a fresh random order every epoch, each worker's rows
+  // largest cache or a row 4 KiB or more, else epoch), epoch (a fresh random order every epoch, each worker's rows
   // copied into it and read as a stream: one extra copy of the data set, falling back to index
   // when that does not fit in memory), index (the same order, rows read where they lie) or off
   // (storage order). epoch and index visit the same samples in the same order: results are

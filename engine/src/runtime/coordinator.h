@@ -559,7 +559,7 @@ TrainResult Coordinate(const M& model, const Dataset* test, RunPlan plan, bool l
   DataCopies copies = ResolveDataCopies(
       config.shuffle, requires(const Mode& m) { m.Shuffling(); }, placement.report().numa_nodes_used > 1,
       DataBytes(train), config.memory_budget, static_cast<double>(MemoryLimitBytes()),
-      placement.cache_share(), threads, windows);
+      placement.cache_share(), threads, windows, DataBytes(train) / static_cast<double>(std::max<std::size_t>(train.rows(), 1)));
   plan.shuffle = copies.shuffle;
   plan.copy_shards = copies.copy_shards;
   plan.shuffle_note = std::move(copies.shuffle_note);
