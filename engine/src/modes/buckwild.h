@@ -80,6 +80,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   // Dot products of grid values: 8-bit x 8-bit sums fit int32 for any d below 133,000; with a
   // 16-bit side they do not, and sum in float (every product is exact in float, < 2^24).
   using Acc = std::conditional_t<sizeof(T) == 1 && sizeof(D) == 1, std::int32_t, float>;
+  static constexpr std::size_t kDotLanes = 16;  // DenseCoefficient's partial sums
 
  public:
   BuckwildMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
@@ -133,6 +134,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
       if (halt_.load(std::memory_order_relaxed)) break;
       const std::uint32_t r = self.order[k];
       if (self.shard.is_dense()) {
+        if (k + 1 < self.order.size()) PrefetchDenseRow(self, self.order[k + 1]);
         DenseStep(self, r, eta);
       } else {
         SparseStep(self, r, eta);
@@ -299,6 +301,14 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
     return w_max > 0 ? w_max : 1.0f;
   }
 
+  // Asks for row r's values ahead of its step, every line: the rows are visited through the
+  // index, and a row otherwise misses the cache on each of its lines (2,000 features at
+  // --bits 8: 32 lines).
+  void PrefetchDenseRow(const State& self, std::uint32_t r) const {
+    const std::size_t d = model_.NumParams();
+    const char* row = reinterpret_cast<const char*>(self.values.data() + static_cast<std::size_t>(r) * d);
+    for (std::size_t b = 0; b < d * sizeof(D); b += 64) __builtin_prefetch(row + b);
+  }
   // Dense rows: the model moves in 64-bit words through a local copy; dot and update vectorise.
   void DenseStep(State& self, std::uint32_t r, float eta) {
     LoadLocal(self);
@@ -317,8 +327,26 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
     const std::size_t d = model_.NumParams();
     const D* x = self.values.data() + static_cast<std::size_t>(r) * d;
     const T* local = self.local.data();
+    // kDotLanes strided partial sums in one vector, then added in order: a float sum in one
+    // chain is neither reordered nor vectorised by the compiler, and each add waits for the
+    // last. With the prefetch above and the update's rounding vectorised (-fno-trapping-math,
+    // engine/CMakeLists.txt): 147k -> 300k samples/s on 2,000 features, --bits 8, 1 thread.
+    // (typedef: GCC attaches vector_size to a dependent type only through a declaration)
+    typedef Acc AccVec __attribute__((vector_size(kDotLanes * sizeof(Acc))));
+    typedef T ModelVec __attribute__((vector_size(kDotLanes * sizeof(T))));
+    typedef D DataVec __attribute__((vector_size(kDotLanes * sizeof(D))));
+    AccVec lanes{};
+    std::size_t j = 0;
+    for (; j + kDotLanes <= d; j += kDotLanes) {
+      ModelVec m;
+      DataVec v;
+      std::memcpy(&m, local + j, sizeof m);
+      std::memcpy(&v, x + j, sizeof v);
+      lanes += __builtin_convertvector(m, AccVec) * __builtin_convertvector(v, AccVec);
+    }
     Acc dot = 0;
-    for (std::size_t j = 0; j < d; ++j) dot += static_cast<Acc>(local[j]) * static_cast<Acc>(x[j]);
+    for (std::size_t i = 0; i < kDotLanes; ++i) dot += lanes[i];
+    for (; j < d; ++j) dot += static_cast<Acc>(local[j]) * static_cast<Acc>(x[j]);
     const float margin = static_cast<float>(dot) * x_scale_ * w_scale_;
     const float dm = model_.Derivative(margin, self.shard.Label(r), self.shard.Weight(r));
     return eta * dm * x_scale_ / w_scale_;
@@ -337,11 +365,16 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
       } else {
         std::fill(std::begin(u), std::end(u), 0.5f);
       }
-      const std::size_t end = std::min(d, j0 + RoundingStream::kLanes);
-      for (std::size_t j = j0; j < end; ++j) {
+      const auto round = [&](std::size_t j) {
         const float t = (static_cast<float>(local[j]) - c * static_cast<float>(x[j])) * shrink;
         const float q = std::floor(t + u[j - j0]);
         local[j] = static_cast<T>(std::clamp(q, -kGridMax<T>, kGridMax<T>));
+      };
+      if (j0 + RoundingStream::kLanes <= d) {
+        // A whole block: a fixed count the compiler vectorises in full registers.
+        for (std::size_t i = 0; i < RoundingStream::kLanes; ++i) round(j0 + i);
+      } else {
+        for (std::size_t j = j0; j < d; ++j) round(j);
       }
     }
     for (std::size_t i = 0; i < words_.size(); ++i) {
