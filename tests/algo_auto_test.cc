@@ -47,6 +47,7 @@ TEST(AlgoAuto, RowSparseModelsRunHogwildOnSparseAndDenseData) {
   for (const ModelKind model : {ModelKind::kLogistic, ModelKind::kHinge, ModelKind::kSquared,
                                 ModelKind::kSoftmax}) {
     for (const Dataset* data : {&sparse, &dense}) {
+      if (data == &dense && model != ModelKind::kSoftmax) continue;  // LinearModelsOnDenseRows
       for (const int threads : {1, 2, 16}) {
         const AlgorithmChoice c = ResolveAlgorithm(Auto(model), *data, threads);
         EXPECT_EQ(c.algorithm, Algorithm::kHogwild) << ToString(model) << " at " << threads;
@@ -57,7 +58,23 @@ TEST(AlgoAuto, RowSparseModelsRunHogwildOnSparseAndDenseData) {
   const AlgorithmChoice mf = ResolveAlgorithm(Auto(ModelKind::kMf), ratings, 2);
   EXPECT_EQ(mf.algorithm, Algorithm::kHogwild);
   EXPECT_EQ(mf.reason, "mf updates its rows' coordinates at 2 threads (sparse rows)");
-  EXPECT_THAT(ResolveAlgorithm(Auto(ModelKind::kLogistic), dense, 2).reason, HasSubstr("(dense rows)"));
+  EXPECT_THAT(ResolveAlgorithm(Auto(ModelKind::kSoftmax), dense, 2).reason, HasSubstr("(dense rows)"));
+}
+
+// A linear model on dense rows writes every weight every step, as the mlp does: from 2 threads
+// a replica per thread (hogwild++, groups of 1); alone, hogwild.
+TEST(AlgoAuto, LinearModelsOnDenseRowsRunGroupsOfOne) {
+  const Dataset dense = DenseSet();
+  for (const ModelKind model : {ModelKind::kLogistic, ModelKind::kHinge, ModelKind::kSquared}) {
+    for (const int threads : {2, 16}) {
+      const AlgorithmChoice c = ResolveAlgorithm(Auto(model), dense, threads);
+      EXPECT_EQ(c.algorithm, Algorithm::kHogwildPP) << ToString(model) << " at " << threads;
+      EXPECT_EQ(c.group_size, 1);
+      EXPECT_EQ(c.reason, std::string(ToString(model)) + " on dense rows at " + std::to_string(threads) +
+                              " threads writes every weight every step, groups of 1");
+    }
+    EXPECT_EQ(ResolveAlgorithm(Auto(model), dense, 1).algorithm, Algorithm::kHogwild);
+  }
 }
 
 TEST(AlgoAuto, AnOptionOnlyHogwildRunsPicksHogwild) {

@@ -25,6 +25,13 @@ std::string OnlyHogwildOption(const TrainConfig& config) {
 // factors).
 bool DenseGradient(ModelKind model) { return model == ModelKind::kMlp; }
 
+// Whether `model` is linear (one weight per feature) and `train`'s rows dense: every step then
+// writes every weight too, as a dense gradient's does.
+bool LinearOnDenseRows(ModelKind model, const Dataset& train) {
+  return train.is_dense() &&
+         (model == ModelKind::kLogistic || model == ModelKind::kHinge || model == ModelKind::kSquared);
+}
+
 AlgorithmChoice Rule(const TrainConfig& config, const Dataset& train, int threads, int ranks) {
   const std::string model(ToString(config.model));
   const std::string at = " at " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s");
@@ -57,6 +64,10 @@ AlgorithmChoice Rule(const TrainConfig& config, const Dataset& train, int thread
   if (dense) {
     return {.algorithm = Algorithm::kHogwildPP, .group_size = 1,
             .reason = "dense model " + model + at + ", groups of 1"};
+  }
+  if (LinearOnDenseRows(config.model, train)) {
+    return {.algorithm = Algorithm::kHogwildPP, .group_size = 1,
+            .reason = model + " on dense rows" + at + " writes every weight every step, groups of 1"};
   }
   return {.algorithm = Algorithm::kHogwild, .group_size = config.group_size,
           .reason = model + " updates its rows' coordinates" + at +

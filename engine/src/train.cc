@@ -162,8 +162,9 @@ std::string LrScheduleSpec(const TrainConfig& config) {
 std::string AlgorithmHelp() {
   constexpr std::size_t kColumn = 11;  // the longest name, hogwild++, and a space
   std::string help = "\n  auto" + std::string(kColumn - 4, ' ') +
-                     "hogwild++ with groups of 1 for a dense model (mlp) at 2+ threads, else "
-                     "hogwild; hogwild for options only it runs (docs/algorithms.md)";
+                     "hogwild++ with groups of 1 at 2+ threads when every step writes every weight "
+                     "(mlp; linear models on dense rows), else hogwild; hogwild for options only it "
+                     "runs (docs/algorithms.md)";
   for (const internal::ModeInfo& m : internal::kModes) {
     help += "\n  " + std::string(m.name) + std::string(kColumn - m.name.size(), ' ') +
             std::string(m.help);

@@ -167,8 +167,8 @@ def train(X, y=None, model="logistic", algo="auto", *, sample_weight=None, test=
           callbacks=None, live=None, format="auto", features=0, **options):
     """Trains a model on X (and labels y), as ``corral train`` does; returns a TrainResult.
 
-    algo: "auto" (the default) picks hogwild++ with groups of 1 for mlp at 2 or more threads,
-    else hogwild (as ``corral train``); the result's ``summary["algo"]`` names the mode that
+    algo: "auto" (the default) picks hogwild++ with groups of 1 at 2 or more threads for mlp
+    and for linear models on dense X, else hogwild (as ``corral train``); the result's ``summary["algo"]`` names the mode that
     ran and ``summary["algo_reason"]`` why. Any ``--algo`` name runs that mode.
 
     X, y: see ``as_dataset`` (a path is read like ``--data``, with ``format`` and
