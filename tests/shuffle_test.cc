@@ -236,6 +236,36 @@ TEST(Shuffle, EpochTrainsTheSameModelAsIndexBitForBit) {
   }
 }
 
+// Rows of 4 KiB or more: auto reads them through the index from each worker's copy (in huge
+// pages), which trains the same model bit for bit as index reading the set in place.
+TEST(Shuffle, AutoOnWideRowsIsIndexFromACopy) {
+  constexpr std::size_t kFeatures = 1100, kRows = 60;  // 4.4 KB a row
+  Rng rng(5);
+  std::vector<float> values(kFeatures * kRows), labels(kRows);
+  for (float& v : values) v = rng.UniformFloat() - 0.5f;
+  for (std::size_t r = 0; r < kRows; ++r) labels[r] = values[r * kFeatures] + values[r * kFeatures + 1] > 0 ? 1.0f : -1.0f;
+  const Dataset data = Dataset::Dense(std::move(values), std::move(labels), kFeatures, "wide");
+  for (const Algorithm algorithm : {Algorithm::kHogwild, Algorithm::kLocal}) {
+    TrainConfig config{.algorithm = algorithm, .threads = 2, .epochs = 3, .lr = 0.05f, .pin = Pin::kNone};
+    if (algorithm == Algorithm::kHogwild) config.threads = 1;  // one worker: deterministic
+    TrainConfig index = config;
+    index.shuffle = Shuffle::kIndex;
+    const TrainResult a = Train(data, nullptr, config);  // auto, the default
+    const TrainResult b = Train(data, nullptr, index);
+    EXPECT_EQ(a.shuffle, Shuffle::kIndex);
+    EXPECT_EQ(a.shuffle_copy_bytes, 0u);  // the shard copy is no epoch copy
+    std::string said;
+    for (const auto& [label, text] : a.summary) {
+      if (label == "shuffle") said = text;
+    }
+    EXPECT_NE(said.find("(auto: rows of 4.4 KB (at least 4 KiB) stream on their own, each worker's "
+                        "shard copied once into huge pages)"), std::string::npos) << said;
+    ASSERT_EQ(a.params.size(), b.params.size());
+    EXPECT_EQ(0, std::memcmp(a.params.data(), b.params.data(), a.params.size() * sizeof(float)))
+        << ToString(algorithm);
+  }
+}
+
 TEST(Shuffle, ModesThatReadThroughAnIndexSaySo) {
   const TrainResult r = Train(SmallProblem().train, nullptr,
                               {.algorithm = Algorithm::kBuckwild, .threads = 2, .epochs = 1,
@@ -304,7 +334,19 @@ TEST(Shuffle, AutoReadsInPlaceWhenAShardFitsItsCacheShare) {
   // the cache rule as before.
   c = ResolveDataCopies(Shuffle::kAuto, true, false, 8e8, 0, 1e12, alone, 1, false, 8000);
   EXPECT_EQ(c.shuffle, Shuffle::kIndex);
-  EXPECT_EQ(c.auto_reason, "rows of 8.0 KB (at least 4 KiB) stream in place");
+  EXPECT_TRUE(c.copy_shards);  // read from a copy in huge pages, as epoch's copy would be
+  EXPECT_EQ(c.auto_reason, "rows of 8.0 KB (at least 4 KiB) stream on their own, each worker's shard "
+                           "copied once into huge pages");
+  // Where three copies do not fit the machine, or the budget leaves no room, read in place.
+  c = ResolveDataCopies(Shuffle::kAuto, true, false, 8e8, 0, 2e9, alone, 1, false, 8000);
+  EXPECT_EQ(c.shuffle, Shuffle::kIndex);
+  EXPECT_FALSE(c.copy_shards);
+  c = ResolveDataCopies(Shuffle::kAuto, true, false, 8e8, std::uint64_t{500} << 20, 1e12, alone, 1, false, 8000);
+  EXPECT_FALSE(c.copy_shards);
+  EXPECT_NE(c.shards_note.find("read in place: the workers' shard copies"), std::string::npos) << c.shards_note;
+  c = ResolveDataCopies(Shuffle::kAuto, true, false, 8e8, std::uint64_t{1} << 30, 1e12, alone, 1, false, 8000);
+  EXPECT_TRUE(c.copy_shards);
+  EXPECT_TRUE(c.shards_note.empty());
   c = ResolveDataCopies(Shuffle::kAuto, true, false, 8e8, 0, 1e12, alone, 1, false, 4095);
   EXPECT_EQ(c.shuffle, Shuffle::kEpoch);
   EXPECT_NE(c.auto_reason.find("exceeds"), std::string::npos) << c.auto_reason;

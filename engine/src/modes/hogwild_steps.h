@@ -197,10 +197,11 @@ void BuildHotWorker(State& self, const M& model, const RunPlan& plan, int w, con
                plan.window_bytes);
     return;
   }
-  // The split rows are what --shuffle epoch re-lays out here, not the shard.
+  // The split rows are what --shuffle epoch re-lays out here, not the shard. They are the
+  // worker's own copy, made on its thread, so the shard is only read to make them: a view.
   const bool relayout = plan.shuffle == Shuffle::kEpoch;
   self.Build(model, plan.train, plan.held, w, plan.workers, batch, relayout ? Shuffle::kIndex : plan.shuffle,
-             plan.copy_shards);
+             /*copy=*/false);
   self.hot.Build(self.shard, head, exclusive, relayout);
   self.shard = Dataset();  // the split rows hold everything the fused loop reads
   self.shuffle = plan.shuffle;

@@ -342,7 +342,16 @@ inline DataCopies ResolveDataCopies(Shuffle requested, bool relays, bool copy_sh
                           : cache_name;
     if (row_bytes >= kAutoStreamRowBytes) {
       requested = Shuffle::kIndex;
-      r.auto_reason = "rows of " + FormatBytes(row_bytes) + " (at least 4 KiB) stream in place";
+      r.auto_reason = "rows of " + FormatBytes(row_bytes) + " (at least 4 KiB) stream on their own";
+      // Read from each worker's copy in huge pages where it fits (ShardWorker::Build), as
+      // epoch's copy would be: rows read in random order then miss the TLB far less.
+      if (relays && !copy_shards && budget == 0 && 3 * data_bytes <= machine_bytes) {
+        r.copy_shards = true;
+        r.auto_reason += ", each worker's shard copied once into huge pages";
+      } else if (relays && !copy_shards && budget > 0) {
+        r.copy_shards = true;  // kept below if it fits in the budget, else dropped and said
+        r.auto_reason += ", each worker's shard copied once into huge pages where the budget allows";
+      }
     } else if (cache.bytes > 0 && shard <= kAutoCacheFraction * cache.bytes) {
       requested = Shuffle::kIndex;
       r.auto_reason = "shard " + FormatBytes(shard) + " fits a quarter of " + share;
@@ -379,7 +388,7 @@ inline DataCopies ResolveDataCopies(Shuffle requested, bool relays, bool copy_sh
   }
   const double left = b - (epoch && keep_epoch ? data_bytes : 0) -
                       static_cast<double>(r.window_bytes) * std::max(workers, 1);
-  if (copy_shards && data_bytes > left) {
+  if (r.copy_shards && data_bytes > left) {
     r.copy_shards = false;
     r.shards_note = "read in place: the workers' shard copies (" + FormatBytes(data_bytes) +
                     ") do not fit" + (epoch && keep_epoch ? " beside the epoch's copy" : "") + within;

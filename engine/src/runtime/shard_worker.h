@@ -86,7 +86,7 @@ struct alignas(kCacheLine) ShardWorker {
   // the mode's loop reads the rows through layout.Window instead (HogwildSteps).
   Dataset shard;
   std::vector<std::uint32_t> order;
-  EpochLayout layout;  // --shuffle epoch: the stored rows and the epoch's copy
+  EpochLayout layout;  // --shuffle epoch: the stored rows and the epoch's copy; else a shard copy
   Shuffle shuffle = Shuffle::kIndex;
   std::optional<typename M::Grad> grad;
   std::optional<typename M::Workspace> workspace;
@@ -122,23 +122,27 @@ struct alignas(kCacheLine) ShardWorker {
 
   // On the worker's own thread (first touch puts the shard on its NUMA node). A mode that
   // reads its rows only through `shard` and `order` passes the run's --shuffle; index (the
-  // default) is right for any mode. `copy` (RunPlan::copy_shards): the shard is a copy, else
-  // a view of `train`'s rows.
+  // default) is right for any mode. `copy` (RunPlan::copy_shards): the shard is a copy (in
+  // huge pages, as the layout's, unless epoch re-lays it out), else a view of `train`'s rows.
   // `held`: which rows of the whole set `train` holds (w and workers are global).
   // `window_bytes` (epoch only; 0: the whole shard): the copy as a window of that size.
   void Build(const M& model, const Dataset& train, HeldRows held, int w, int workers,
              std::size_t batch, Shuffle visiting, bool copy, std::uint64_t window_bytes = 0) {
     const std::size_t begin = ShardBegin(held.total, w, workers) - held.first;
     const std::size_t end = ShardBegin(held.total, w + 1, workers) - held.first;
-    shard = copy ? train.Slice(begin, end) : train.Rows(begin, end);
+    shuffle = visiting;
+    const bool epoch = shuffle == Shuffle::kEpoch;
+    shard = copy && epoch ? train.Slice(begin, end) : train.Rows(begin, end);
     order.resize(shard.rows());
     grad.emplace(model.MakeGrad(shard, batch));
     workspace.emplace(model.MakeWorkspace(batch));
-    shuffle = visiting;
-    if (shuffle == Shuffle::kEpoch && window_bytes > 0) {
+    if (epoch && window_bytes > 0) {
       layout.BuildWindow(shard, window_bytes);
       shard = layout.view();
-    } else if (shuffle == Shuffle::kEpoch) {
+    } else if (epoch || copy) {
+      // index and off with a copy: the layout's arrays, in huge pages (fewer TLB misses when
+      // rows are read in random order: 8 KB rows, 1 thread, 0.98M -> 1.19M samples/s), never
+      // permuted.
       layout.Build(shard);
       shard = layout.view();
     }
@@ -150,7 +154,7 @@ struct alignas(kCacheLine) ShardWorker {
   void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start,
                   const std::atomic<bool>* halt = nullptr) {
     DrawOrder(seed, epoch, w);
-    if (layout.active() && !layout.windowed()) {
+    if (shuffle == Shuffle::kEpoch && !layout.windowed()) {
       layout.Permute(order, halt);
       std::iota(order.begin(), order.end(), 0u);
     }
@@ -177,7 +181,7 @@ struct alignas(kCacheLine) ShardWorker {
   }
 
   // The extra memory --shuffle epoch takes for this worker (0 otherwise).
-  std::uint64_t ShuffleCopyBytes() const { return layout.CopyBytes(); }
+  std::uint64_t ShuffleCopyBytes() const { return shuffle == Shuffle::kEpoch ? layout.CopyBytes() : 0; }
 };
 
 // A mode's per-worker states, one per worker, and what the coordinator reads of them while the
