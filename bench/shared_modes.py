@@ -9,7 +9,8 @@
    locked, sync and qsgd at 2 threads; samples/s and final objectives, and the objectives at a
    quarter of the searched step.
 3. A generated dense set larger than the caches (100,000 x 2,000, 800 MB as fp32): hogwild fp32
-   and buckwild with 8-bit data (16-bit model) at 1 and 2 threads, hogwild++ at 2, each against
+   and buckwild with 8-bit data (16-bit model) at 1 and 2 threads, hogwild++ at 2 (its automatic
+   groups, and groups of 1) and --algo auto at 2 (which picks groups of 1 on dense rows), each against
    the bandwidth bound (the machine's streaming bandwidth, a copy's bytes read and written per
    second measured in the same run, over the bytes of a row), and the 8-bit model with stochastic vs nearest rounding.
 Every speed is the median of --repeat runs, interleaved so that machine noise hits both sides.
@@ -162,7 +163,7 @@ def generated_dense(args, tmp):
     subprocess.run([args.corral, "data", "gen", "classification", "--rows", "100000", "--features",
                     str(features), "--dense", "--out", data], check=True, stdout=subprocess.DEVNULL)
     cases = [(1, "hogwild"), (1, "buckwild", "--bits", "8"), (2, "hogwild"), (2, "buckwild", "--bits", "8"),
-             (2, "hogwild++")]
+             (2, "hogwild++"), (2, "hogwild++", "--group-size", "1"), (2, "auto"), (1, "hogwild", "--shuffle", "epoch")]
 
     def mode(threads, *extra):
         return lambda: corral(args.corral, "train", "--data", data, "--threads", str(threads), "--epochs", "5",
@@ -181,10 +182,14 @@ def generated_dense(args, tmp):
         rate.append(r)
         row_bytes = features * (1 if "--bits" in case else 4)
         bound = bandwidth[threads] * 1e9 / row_bytes
-        print(f"  {name:18s} {threads}T {r:10,.0f} samples/s  {r * row_bytes / 1e9:5.2f} GB/s"
+        print(f"  {name:24s} {threads}T {r:10,.0f} samples/s  {r * row_bytes / 1e9:5.2f} GB/s"
               f"  {100 * r / bound:5.1f}% of the bound  objective"
-              f" {statistics.median(x['objective'] for x in rs):.5f}")
-    print(f"  buckwild --bits 8 / hogwild: 1T {rate[1] / rate[0]:.2f}x, 2T {rate[3] / rate[2]:.2f}x samples/s")
+              f" {statistics.median(x['objective'] for x in rs):.5f}  shuffle {rs[0].get('shuffle')}"
+              + (f"  ran {rs[0].get('algo')}" if name == "auto" else ""))
+    print(f"  buckwild --bits 8 / hogwild: 1T {rate[1] / rate[0]:.2f}x, 2T {rate[3] / rate[2]:.2f}x,"
+          f" 2T / hogwild++ groups of 1 {rate[3] / rate[5]:.2f}x samples/s")
+    print(f"  hogwild 1T --shuffle auto / epoch {rate[0] / rate[7]:.2f}x;"
+          f" auto 2T / hogwild 2T {rate[6] / rate[2]:.2f}x")
     one = ["train", "--data", data, "--threads", "2", "--epochs", "1", "--lr", "0.25",
            "--algo", "buckwild", "--model-bits", "8"]
     sto = corral(args.corral, *one, metrics=os.path.join(tmp, "r.jsonl"))
