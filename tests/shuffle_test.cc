@@ -493,7 +493,7 @@ TEST(MemoryBudget, ARunThatDoesNotFitIsTheInPlaceRunBitForBit) {
 class WindowedModes : public ::testing::TestWithParam<Algorithm> {};
 
 TEST_P(WindowedModes, AWindowAtATimeIsTheInPlaceRunBitForBit) {
-  for (const auto [dense, weights] : {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
+  for (const auto& [dense, weights] : {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
     SyntheticSplit data = MakeSyntheticClassification(
         {.rows = 12'000, .features = 40, .nnz_per_row = 12, .zipf = 0.8, .seed = 3, .dense = dense}, 10);
     if (weights) data.train = RandomlyWeighted(data.train, 13);
