@@ -333,6 +333,9 @@ inline DataCopies ResolveDataCopies(Shuffle requested, bool relays, bool copy_sh
                                     const CacheShare& cache = {}, int workers = 1,
                                     bool windows = false, double row_bytes = 0) {
   DataCopies r{requested, copy_shards, {}, {}, {}, std::numeric_limits<double>::infinity()};
+  // Without a budget, one more copy of the data fits when the loaded set, its shards and that
+  // copy (three copies) fit in the memory the process may use.
+  const bool another_copy_fits = 3 * data_bytes <= machine_bytes;
   if (requested == Shuffle::kAuto) {
     const double shard = data_bytes / std::max(workers, 1);
     const std::string cache_name =
@@ -345,7 +348,7 @@ inline DataCopies ResolveDataCopies(Shuffle requested, bool relays, bool copy_sh
       r.auto_reason = "rows of " + FormatBytes(row_bytes) + " (at least 4 KiB) stream on their own";
       // Read from each worker's copy in huge pages where it fits (ShardWorker::Build), as
       // epoch's copy would be: rows read in random order then miss the TLB far less.
-      if (relays && !copy_shards && budget == 0 && 3 * data_bytes <= machine_bytes) {
+      if (relays && !copy_shards && budget == 0 && another_copy_fits) {
         r.copy_shards = true;
         r.auto_reason += ", each worker's shard copied once into huge pages";
       } else if (relays && !copy_shards && budget > 0) {
@@ -364,7 +367,7 @@ inline DataCopies ResolveDataCopies(Shuffle requested, bool relays, bool copy_sh
   }
   const bool epoch = requested == Shuffle::kEpoch && relays;
   if (budget == 0) {
-    if (epoch && 3 * data_bytes > machine_bytes) {
+    if (epoch && !another_copy_fits) {
       r.shuffle = Shuffle::kIndex;
       r.shuffle_note = "index: --shuffle epoch needs " + FormatBytes(data_bytes) +
                        " more (a copy of the data), and the data set, its shards and that copy "

@@ -154,7 +154,8 @@ struct alignas(kCacheLine) ShardWorker {
   void BeginEpoch(std::uint64_t seed, int epoch, int w, std::uint64_t start,
                   const std::atomic<bool>* halt = nullptr) {
     DrawOrder(seed, epoch, w);
-    if (shuffle == Shuffle::kEpoch && !layout.windowed()) {
+    // Only epoch's copy is permuted: under index and off the layout may hold a plain shard copy.
+    if (shuffle == Shuffle::kEpoch && layout.active() && !layout.windowed()) {
       layout.Permute(order, halt);
       std::iota(order.begin(), order.end(), 0u);
     }
