@@ -3,6 +3,7 @@
 // with evaluation.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <vector>
 
@@ -153,6 +154,35 @@ TEST(MlpModel, PartialBatchMatchesExactWorkspace) {
   const MlpModel model(data, {5, 4}, 0.01f);
   const std::vector<float> w = Initial(model, 10);
   EXPECT_EQ(GradientOf(model, w, data, {3, 1, 4}, 16), GradientOf(model, w, data, {3, 1, 4}, 3));
+}
+
+// The same gradient wherever the heap puts its buffer: the bias's gradient is a sum over the
+// batch, and a sum whose order followed the destination's alignment (Eigen's rowwise().sum())
+// gave runs that differed in the last bits with the allocations before them. Gradients written
+// into buffers at every 64-byte alignment class the heap offers must agree bit for bit.
+TEST(MlpModel, GradientDoesNotDependOnItsBuffersAddress) {
+  const Dataset data = RandomDense(40, 7, {1, 2, 5}, 11);
+  const MlpModel model(data, {21, 13}, 0.01f);
+  std::vector<float> w = Initial(model, 12);
+  const std::vector<std::uint32_t> rows{0, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31, 33};
+  MlpModel::Workspace ws = model.MakeWorkspace(rows.size());
+  std::vector<DenseGrad> grads;
+  std::vector<std::uintptr_t> alignments;
+  for (int i = 0; i < 64 && alignments.size() < 4; ++i) {
+    grads.emplace_back(model.NumParams());
+    const auto alignment = reinterpret_cast<std::uintptr_t>(grads.back().grad.data()) % 64;
+    if (std::find(alignments.begin(), alignments.end(), alignment) == alignments.end()) {
+      alignments.push_back(alignment);
+    }
+  }
+  ASSERT_GE(alignments.size(), 2u) << "the heap gave one alignment only: nothing compared";
+  std::vector<float> first;
+  for (DenseGrad& g : grads) {
+    model.Gradient(Params(std::span(w)), data, rows, g, ws);
+    if (first.empty()) first = g.grad;
+    ASSERT_EQ(g.grad, first) << "gradient at address alignment "
+                             << reinterpret_cast<std::uintptr_t>(g.grad.data()) % 64;
+  }
 }
 
 TEST(MlpModel, GradientReportsThePlainL2Weight) {

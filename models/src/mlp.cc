@@ -231,7 +231,19 @@ void MlpModel::Gradient(Params w, const Dataset& data, std::span<const std::uint
     const Eigen::Map<const ColMat> dz(delta, out, n);
     float* grad = g.grad.data() + offsets_[l];
     TiledProduct(Eigen::Map<RowMat>(grad, out, in), dz, a_prev.transpose());
-    Eigen::Map<Vec>(grad + out * in, out) = dz.rowwise().sum();
+    // The bias's gradient, each unit's deltas summed over the batch in column order. Not
+    // dz.rowwise().sum(): Eigen computes that sum for a packet of units as c0 + ((c1 + c2) +
+    // (c3 + c4)) + ... and for a single unit in another order, and which units of the
+    // destination go through packets depends on its address's alignment, so the same run gave
+    // different bits wherever the heap happened to put the gradient (found by
+    // Momentum.ZeroMomentumIsPlainSgdBitForBit on a host where the velocity's allocation
+    // shifted it).
+    float* bias_grad = grad + out * in;
+    std::fill_n(bias_grad, out, 0.0f);
+    for (Index j = 0; j < n; ++j) {
+      const float* column = delta + j * out;
+      for (Index o = 0; o < out; ++o) bias_grad[o] += column[o];
+    }
     if (l == 0) break;
     // Back through W and the ReLU: a hidden unit passes gradient only where it was active.
     const Eigen::Map<const RowMat> weights(ws.weights.data() + offsets_[l], out, in);
