@@ -1,6 +1,7 @@
 // Linear models (logistic, hinge, squared): gradients against finite differences, the sparse
 // L2 form, loss edge cases.
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -102,6 +103,48 @@ TEST(LinearModel, EvaluationReportsAccuracyOrRmse) {
   const EvalSums reg = SquaredModel(data.train, 0).Evaluate(w, data.train, 0, 100);
   EXPECT_EQ(reg.correct, 0);
   EXPECT_NEAR(reg.loss, reg.sq_err / 2, 1e-9 * reg.sq_err);
+}
+
+// A dense row's margin (detail::DenseDot: sixteen partial sums) against a double reference,
+// and the same set stored sparse and dense evaluated alike, at widths around the lanes: below
+// sixteen (tail only), exact multiples, and a remainder; and a model narrower than the rows
+// (features beyond the model's ignored, as Margin does).
+TEST(LinearModel, DenseRowsEvaluateAsTheirSparseForm) {
+  for (const std::size_t d : {1u, 7u, 16u, 33u, 2000u}) {
+    Rng rng(d);
+    const std::size_t rows = 40;
+    std::vector<float> values(rows * d), labels(rows);
+    std::vector<std::uint64_t> row_ptr{0};
+    std::vector<std::uint32_t> index;
+    for (std::size_t r = 0; r < rows; ++r) {
+      labels[r] = rng.UniformFloat() < 0.5f ? -1.0f : 1.0f;
+      for (std::size_t u = 0; u < d; ++u) {
+        values[r * d + u] = rng.UniformFloat() * 2 - 1;
+        index.push_back(static_cast<std::uint32_t>(u));
+      }
+      row_ptr.push_back(index.size());
+    }
+    const Dataset sparse(row_ptr, index, values, labels, d, "sparse");
+    const Dataset dense = Dataset::Dense(values, labels, d, "dense");
+    for (const std::size_t params : {d, (d + 1) / 2}) {
+      const std::vector<float> w = RandomWeights(params, d + params);
+      const LogisticModel model(params, 0.1f);
+      for (std::size_t r = 0; r < rows; ++r) {
+        double reference = 0, magnitude = 0;
+        for (std::size_t u = 0; u < params; ++u) {
+          reference += double{w[u]} * values[r * d + u];
+          magnitude += std::abs(double{w[u]} * values[r * d + u]);
+        }
+        const float margin = model.RowMargin(w, dense, r);
+        EXPECT_NEAR(margin, reference, 1e-6 * magnitude) << "d " << d << " params " << params << " row " << r;
+        EXPECT_NEAR(margin, model.RowMargin(w, sparse, r), 1e-6 * magnitude);
+      }
+      const EvalSums a = model.Evaluate(w, dense, 0, rows);
+      const EvalSums b = model.Evaluate(w, sparse, 0, rows);
+      EXPECT_NEAR(a.loss, b.loss, 1e-5 * b.loss) << "d " << d;
+      EXPECT_EQ(a.rows, b.rows);
+    }
+  }
 }
 
 TEST(Losses, AreStableAndCorrectAtTheEdges) {

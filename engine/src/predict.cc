@@ -40,7 +40,7 @@ Predictions PredictModel(const SavedModel& model, const Dataset& data) {
                           } else if constexpr (std::is_same_v<M, MfModel>) {
                             *out = m.PredictRow(w, data, r);
                           } else {
-                            *out = m.Margin(w, data.Row(r));
+                            *out = m.RowMargin(w, data, r);
                           }
                         }
                       });

@@ -1,6 +1,8 @@
 #include <corral/linear.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include <corral/error.h>
@@ -10,6 +12,25 @@
 #include "models/src/sparse_l2.h"
 
 namespace corral {
+
+float detail::DenseDot(std::span<const float> w, std::span<const float> x) {
+  constexpr std::size_t kLanes = 16;
+  typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
+  const std::size_t n = std::min(w.size(), x.size());
+  Lanes acc{};
+  std::size_t u = 0;
+  for (; u + kLanes <= n; u += kLanes) {
+    Lanes a, b;
+    std::memcpy(&a, w.data() + u, sizeof a);
+    std::memcpy(&b, x.data() + u, sizeof b);
+    acc += a * b;
+  }
+  float sum = 0;
+  for (std::size_t i = 0; i < kLanes; ++i) sum += acc[i];
+  for (; u < n; ++u) sum += w[u] * x[u];
+  return sum;
+}
+
 namespace {
 
 void CheckL2(std::string_view model, float l2) {

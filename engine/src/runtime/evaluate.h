@@ -84,14 +84,14 @@ EvalResult Evaluate(const M& model, std::span<const float> w, const Dataset& dat
 // order; nullopt for the other models.
 template <typename M>
 std::optional<std::vector<float>> Margins(const M& model, std::span<const float> w, const Dataset& data) {
-  if constexpr (M::kTask == Task::kBinary && requires { model.Margin(w, data.Row(0)); }) {
+  if constexpr (M::kTask == Task::kBinary && requires { model.RowMargin(w, data, 0); }) {
     std::vector<float> margins(data.rows());
     TsanHandOff handoff;  // as in Evaluate: the caller rewrites `w` afterwards
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, data.rows(), 1024),
                       [&](const tbb::blocked_range<std::size_t>& range) {
                         handoff.TaskBegins();
                         for (std::size_t r = range.begin(); r < range.end(); ++r) {
-                          margins[r] = model.Margin(w, data.Row(r));
+                          margins[r] = model.RowMargin(w, data, r);
                         }
                         handoff.TaskEnds();
                       });

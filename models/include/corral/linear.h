@@ -30,6 +30,17 @@
 
 namespace corral {
 
+namespace detail {
+// sum_u w_u x_u over u < min(w.size(), x.size()) for a dense row x of a private (unshared)
+// snapshot w: sixteen strided partial sums (u mod 16) added in lane order, then the tail.
+// Compiled once in the library, so every caller gets the same bits whatever its own flags;
+// sixteen lanes whatever the machine's vector width (AVX: two registers). Margin's single
+// chain waits one add's latency per feature: on 2,000 features (8 KB rows, 20,000 rows) `corral
+// eval`, which reads every row twice (the loss, then the AUC's margins), took 180 ms on one
+// core, 143 ms with this (medians of 11); the rest is reading the rows from memory.
+float DenseDot(std::span<const float> w, std::span<const float> x);
+}  // namespace detail
+
 template <typename Loss>
 class LinearModel {
  public:
@@ -79,6 +90,12 @@ class LinearModel {
     return m;
   }
 
+  // <w, row r of data>: Margin on a sparse row, detail::DenseDot on a dense one (the same
+  // products, summed in another order). What evaluation and prediction on a set read.
+  float RowMargin(std::span<const float> w, const Dataset& data, std::size_t r) const {
+    return data.is_dense() ? detail::DenseDot(w, data.DenseRow(r)) : Margin(w, data.Row(r));
+  }
+
   void Gradient(Params w, const Dataset& data, std::span<const std::uint32_t> rows,
                 SparseGrad& g, Workspace& /*ws*/) const {
     g.Clear();
@@ -97,7 +114,7 @@ class LinearModel {
                     std::size_t end) const {
     EvalSums s;
     for (std::size_t r = begin; r < end; ++r) {
-      const float m = Margin(w, data.Row(r));
+      const float m = RowMargin(w, data, r);
       const float label = data.Label(r);
       s.loss += Loss::Value(m, label) * ClassWeight(label) * data.Weight(r);
       if constexpr (kTask == Task::kRegression) {
