@@ -1,5 +1,5 @@
-// The step-size search (engine/src/runtime/lr_search.h): on a small set a linear model reads its
-// sampled rows in place, and that must score a candidate exactly as the gathered copy would.
+// The step-size search (engine/src/runtime/lr_search.h): what it scores, how it walks, and that
+// neither its lanes nor a run across ranks change what it picks.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,10 +22,10 @@
 namespace corral::internal {
 namespace {
 
-// The winner's objective, recomputed the way the search did before it read rows in place: the
-// sampled rows gathered into a copy, one fused pass over it, one Evaluate.
-TEST(StepSizeSearch, InPlaceRowsScoreAsTheGatheredCopyBitForBit) {
-  const Dataset train = testing::SmallProblem().train;  // 3000 rows: read in place
+// The winner's objective, recomputed from its definition: the sampled rows gathered into a copy,
+// one fused pass over it at the winner's step, one Evaluate.
+TEST(StepSizeSearch, ScoresTheWinnerByOnePassOverTheSampleBitForBit) {
+  const Dataset train = testing::SmallProblem().train;  // 3000 rows
   const LogisticModel model(train, 1e-3f);
   const std::uint64_t seed = 11;
   const StepSizeSearch found = SearchStepSize(model, train, 1, seed);
@@ -89,9 +89,8 @@ TEST(StepSizeSearch, AdaGradPicksTheArgminOfItsOwnScores) {
 
 // Across ranks each rank gathers the drawn rows from the ranks holding them into one copy, in
 // draw order (picks, then AdaGrad's scored rows), and searches on it (coordinator.h, PlanRun):
-// the same step and objective as the search on the whole set, bit for bit, also where the
-// whole set is too large to be read in place (a sample of 200 of 3000 rows) and for a model
-// the fused step does not take (softmax).
+// the same step and objective as the search on the whole set, bit for bit, also for a sample
+// of 200 of 3000 rows and for a model the fused step does not take (softmax).
 TEST(StepSizeSearch, OnTheGatheredDrawnRowsIsTheSearchOnTheWholeSet) {
   const Dataset train = testing::SmallProblem().train;
   const std::uint64_t seed = 5;
@@ -168,7 +167,7 @@ TEST(StepSizeSearch, MomentumPicksTheArgminOfHeavyBallScores) {
 
 // The search scores its walk's candidates `lanes` at a time, in parallel, ahead of the walk. A
 // candidate's score depends on its step alone, so every lane count must pick the serial search's
-// step with its score, bit for bit: the fused step read in place and on a gathered copy, AdaGrad,
+// step with its score, bit for bit: the fused step on a sample of every row and of a fifth, AdaGrad,
 // and the generic path (the mlp, with heavy ball and without). A lane count that kept a
 // candidate scored past the walk's end, or stopped a round short, would pick another step.
 // (Lanes beyond the machine's hardware threads are capped: on 2 cores 3, 4 and 9 run as 2.)
@@ -181,8 +180,8 @@ TEST(StepSizeSearch, LanesPickTheSerialSearchsStepBitForBit) {
     std::function<StepSizeSearch(std::size_t)> search;
   };
   const std::vector<Case> cases = {
-      {"linear, in place", [&](std::size_t lanes) { return SearchStepSize(linear, train, 1, 11, {.lanes = lanes}); }},
-      {"linear, gathered",  // 600 sampled rows of 3000: more than 4 samples' rows, gathered
+      {"linear, a sample of every row", [&](std::size_t lanes) { return SearchStepSize(linear, train, 1, 11, {.lanes = lanes}); }},
+      {"linear, a fifth",  // 600 sampled rows of 3000
        [&](std::size_t lanes) { return SearchStepSize(linear, train, 1, 11, {.sample_rows = 600, .lanes = lanes}); }},
       {"linear, adagrad",
        [&](std::size_t lanes) {
@@ -237,7 +236,7 @@ TEST(StepSizeSearch, ScalesThePickToTheRunsLength) {
 // near 100, |x|^2 ~ 2e4): plain SGD is stable only for eta |x|^2 < 2, so every candidate of the
 // walk down to its lowest, 2^-12, diverges. Without the cap the search returned 2^-12 and the
 // run diverged; with it the pick is the largest 2^k at or below 1 / max s |x|^2 over the
-// sample, on a dense (gathered) and a sparse (in place) set alike, and weights lower it.
+// sample, on a dense and a sparse set alike, and weights lower it.
 TEST(StepSizeSearch, CapsLeastSquaresAtTheLargestStableStep) {
   Rng rng(3, 0);
   const std::size_t rows = 100;

@@ -163,12 +163,12 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
   // AdaGrad's rows step one at a time whatever the layout (the run's AdaGradSteps).
   const bool adagrad = kIsLinear<M> && optimizer == Optimizer::kAdaGrad;
   const bool fused = kIsLinear<M> && batch == 1 && (adagrad || !train.is_dense());
-  // ... and on a set of at most 4 samples' rows reads the picked rows where they lie: gathering
-  // them would copy a quarter or more of the set into fresh pages (on a9a, 2-3 ms of a ~7 ms
-  // search on this VM), and the set is then small enough to stay in the cache. The same rows
-  // in the same order, so the same steps and sums as on the gathered copy, bit for bit.
-  const bool in_place = fused && train.rows() <= 4 * picks.size();
-  const Dataset sample = in_place ? Dataset() : train.Gather(picks);
+  // The sampled rows are gathered into one copy first, which every candidate's pass and scoring
+  // then stream through in order. Reading them where they lie instead (a9a's 10,000 picks of
+  // 32,561 rows, one random row per step) measured 0.9x the copy's search time on one VM and
+  // 1.9x on another, where the candidates' passes ran at half the copy's rate (docs/algorithms.md,
+  // "The step-size search").
+  const Dataset sample = train.Gather(picks);
   std::vector<std::uint32_t> order(sample.rows());
   std::iota(order.begin(), order.end(), 0u);
 
@@ -214,24 +214,14 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
     if constexpr (kIsLinear<M>) {
       if (fused) {
         if (!adagrad) ComputeShrink(model, eta, lane.shrink);
-        const Dataset& source = in_place ? train : sample;
-        const auto step = [&](std::size_t r) {
+        std::ranges::for_each(order, [&](std::size_t r) {
           if (adagrad) {
-            AdaGradLinearStep(model, w, accumulators, source.Row(r), source.Label(r), source.Weight(r), eta,
+            AdaGradLinearStep(model, w, accumulators, sample.Row(r), sample.Label(r), sample.Weight(r), eta,
                               storage.size());
           } else {
-            LinearStepRow(model, w, source, r, r, eta, lane.shrink.data(), storage.size());
+            LinearStepRow(model, w, sample, r, r, eta, lane.shrink.data(), storage.size());
           }
-        };
-        if (in_place) {
-          std::ranges::for_each(picks, step);
-          // Row by row in the sample's order: the same double sum as one Evaluate over it.
-          for (const std::size_t r : adagrad ? scored : picks) {
-            sums = sums + model.Evaluate(storage, train, r, r + 1);
-          }
-        } else {
-          std::ranges::for_each(order, step);
-        }
+        });
       }
     }
     for (std::size_t i = 0; !fused && i < order.size(); i += batch) {
@@ -245,9 +235,9 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
       }
       ApplyStep(w, lane.grad, eta);
     }
-    if (adagrad && !in_place) {
+    if (adagrad) {
       for (const std::size_t r : scored) sums = sums + model.Evaluate(storage, train, r, r + 1);
-    } else if (!in_place) {
+    } else {
       sums = model.Evaluate(storage, sample, 0, sample.rows());
     }
     const double objective = sums.loss / sums.rows + model.Regularizer(storage);
@@ -339,8 +329,7 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
   // AdaGrad's steps are eta / sqrt(sum g^2), scaled by the gradients themselves: not capped.
   if constexpr (std::is_same_v<M, SquaredModel>) {
     if (!adagrad) {
-      lr = std::min(lr, in_place ? SquaredStableStep(model, train, picks)
-                                 : SquaredStableStep(model, sample, order));
+      lr = std::min(lr, SquaredStableStep(model, sample, order));
     }
   }
   return {lr, best};
