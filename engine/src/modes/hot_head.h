@@ -165,39 +165,39 @@ struct SplitRows {
 
   float Weight(std::size_t r) const { return weight.empty() ? 1.0f : weight[r]; }
 
+  // One pass over the shard, written through pointers into arrays sized first: on a9a 1.7 ms
+  // where appending entry by entry took 2.6 (the first touch of the arrays' pages comes on top
+  // of either: 3-10 ms on a VM whose host had not yet backed them, docs/algorithms.md).
   void Build(const Dataset& shard, const HotHead& head) {
-    begin.clear();
-    hot.clear();
-    index.clear();
-    value.clear();
-    begin.reserve(shard.rows() + 1);
-    hot.reserve(shard.rows());
-    index.reserve(shard.nnz());
-    value.reserve(shard.nnz());
-    begin.push_back(0);
+    begin.resize(shard.rows() + 1);
+    hot.resize(shard.rows());
+    index.resize(shard.nnz());
+    value.resize(shard.nnz());
     label.assign(shard.labels().begin(), shard.labels().end());
     weight.assign(shard.weights().begin(), shard.weights().end());
-    const std::size_t slots = head.slot.size();
+    const std::span<const std::int32_t> slot = head.slot;
+    const auto is_hot = [&](std::uint32_t u) { return u < slot.size() && slot[u] >= 0; };
+    std::uint32_t* const to_index = index.data();
+    float* const to_value = value.data();
+    std::size_t at = 0;
+    begin[0] = 0;
     for (std::size_t r = 0; r < shard.rows(); ++r) {
       const SparseRow row = shard.Row(r);
-      std::uint32_t hot_count = 0;
+      const std::size_t first = at;
       for (std::size_t k = 0; k < row.nnz(); ++k) {
-        const std::uint32_t u = row.index[k];
-        if (u < slots && head.slot[u] >= 0) {
-          index.push_back(static_cast<std::uint32_t>(head.slot[u]));
-          value.push_back(row.value[k]);
-          ++hot_count;
+        if (is_hot(row.index[k])) {
+          to_index[at] = static_cast<std::uint32_t>(slot[row.index[k]]);
+          to_value[at++] = row.value[k];
         }
       }
+      hot[r] = static_cast<std::uint32_t>(at - first);
       for (std::size_t k = 0; k < row.nnz(); ++k) {
-        const std::uint32_t u = row.index[k];
-        if (!(u < slots && head.slot[u] >= 0)) {
-          index.push_back(u);
-          value.push_back(row.value[k]);
+        if (!is_hot(row.index[k])) {
+          to_index[at] = row.index[k];
+          to_value[at++] = row.value[k];
         }
       }
-      hot.push_back(hot_count);
-      begin.push_back(index.size());
+      begin[r + 1] = at;
     }
   }
 
