@@ -176,8 +176,9 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
   // they stepped on: on a set much wider than the sample (the Zipf set: 100,000 features,
   // 10,000 rows) the sample's own objective rewards the large steps that fit its rare
   // features, whose first AdaGrad steps are eta / |g| whatever their frequency (measured in
-  // docs/algorithms.md, "AdaGrad").
-  const std::vector<std::size_t>& scored = rows.scored;
+  // docs/algorithms.md, "AdaGrad"). Gathered into a copy as the picks are: summed over the copy
+  // in draw order, the same double sum as row by row where they lie.
+  const Dataset scored = rows.scored.empty() ? Dataset() : train.Gather(rows.scored);
 
   std::vector<float> initial(model.NumParams());
   Rng init_rng(seed, 0);
@@ -210,7 +211,6 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
     std::ranges::fill(lane.velocity, 0.0f);
     const Params w(storage);
     const Params accumulators(lane.sum_sq);
-    EvalSums sums;
     if constexpr (kIsLinear<M>) {
       if (fused) {
         if (!adagrad) ComputeShrink(model, eta, lane.shrink);
@@ -235,11 +235,8 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
       }
       ApplyStep(w, lane.grad, eta);
     }
-    if (adagrad) {
-      for (const std::size_t r : scored) sums = sums + model.Evaluate(storage, train, r, r + 1);
-    } else {
-      sums = model.Evaluate(storage, sample, 0, sample.rows());
-    }
+    const Dataset& judged = adagrad ? scored : sample;
+    const EvalSums sums = model.Evaluate(storage, judged, 0, judged.rows());
     const double objective = sums.loss / sums.rows + model.Regularizer(storage);
     return std::isfinite(objective) ? objective : std::numeric_limits<double>::infinity();
   };
