@@ -246,7 +246,10 @@ TEST(Shuffle, AutoOnWideRowsIsIndexFromACopy) {
   for (std::size_t r = 0; r < kRows; ++r) labels[r] = values[r * kFeatures] + values[r * kFeatures + 1] > 0 ? 1.0f : -1.0f;
   const Dataset data = Dataset::Dense(std::move(values), std::move(labels), kFeatures, "wide");
   for (const Algorithm algorithm : {Algorithm::kHogwild, Algorithm::kLocal}) {
-    TrainConfig config{.algorithm = algorithm, .threads = 2, .epochs = 3, .lr = 0.05f, .pin = Pin::kNone};
+    // A fixed period: the automatic one is chosen from measured times, so two runs of local
+    // may pick different periods (under load, with the sanitizers at -Og, they did).
+    TrainConfig config{.algorithm = algorithm, .threads = 2, .epochs = 3, .lr = 0.05f,
+                       .pin = Pin::kNone, .gossip_every = 4};
     if (algorithm == Algorithm::kHogwild) config.threads = 1;  // one worker: deterministic
     TrainConfig index = config;
     index.shuffle = Shuffle::kIndex;
