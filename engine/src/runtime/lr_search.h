@@ -167,7 +167,7 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
   // then stream through in order. Reading them where they lie instead (a9a's 10,000 picks of
   // 32,561 rows, one random row per step) measured 0.9x the copy's search time on one VM and
   // 1.9x on another, where the candidates' passes ran at half the copy's rate (docs/algorithms.md,
-  // "The step-size search").
+  // "Reading the sampled rows in place, reverted").
   const Dataset sample = train.Gather(picks);
   std::vector<std::uint32_t> order(sample.rows());
   std::iota(order.begin(), order.end(), 0u);
