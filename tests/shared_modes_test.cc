@@ -9,6 +9,7 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -69,6 +70,25 @@ INSTANTIATE_TEST_SUITE_P(
                       ModeCase{Algorithm::kBuckwild, 3, 8},
                       ModeCase{Algorithm::kBuckwild, 3, 8, 8, 0.05}),
     Name);
+
+// buckwild's dense kernels (buckwild_kernels.h) on dense rows whose width is not a whole number
+// of their 16-coordinate blocks, every pair of widths, 1 and 3 workers.
+TEST(SharedModes, BuckwildOnDenseRowsReachesTheOptimum) {
+  const SyntheticSplit data = MakeSyntheticClassification(
+      {.rows = 2000, .features = 37, .label_noise = 0.05, .seed = 9, .dense = true}, 0);
+  const double optimum = testing::OptimalObjective(data.train, 1e-2);
+  for (const int threads : {1, 3}) {
+    for (const auto& [bits, model_bits, tolerance] : {std::tuple{8, 16, 0.002}, std::tuple{16, 16, 0.002},
+                                                      std::tuple{16, 8, 0.03}, std::tuple{8, 8, 0.03}}) {
+      const TrainResult r = Train(data.train, nullptr,
+                                  {.algorithm = Algorithm::kBuckwild, .l2 = 1e-2f, .threads = threads,
+                                   .epochs = 20, .seed = 5, .bits = bits, .model_bits = model_bits});
+      const double reached = r.history.back().objective;
+      EXPECT_LE(reached, optimum * (1 + tolerance))
+          << threads << " threads, data " << bits << " model " << model_bits << ", optimum " << optimum;
+    }
+  }
+}
 
 TEST(SharedModes, QsgdSendsFewerBytesThanSync) {
   const SyntheticSplit data = testing::SmallProblem();

@@ -5,15 +5,18 @@
 // The dataset's values (D) and the shared model (T) are int8 or int16 fixed point with one scale
 // each (`--bits` for the data, `--model-bits` for the model) (DMGC: the dataset's precision is where a dense problem's memory traffic goes; 8-bit
 // values move a quarter of fp32's bytes). An update computed in float is rounded back onto
-// the model's grid either stochastically, floor(t + u) with u ~ U[0,1) from a per-thread
-// xorshift (unbiased: E = t, so steps smaller than a quantum still move the model on average),
-// or to nearest, which loses every step below half a quantum (`--rounding nearest`).
+// the model's grid either stochastically, unbiased (E = t, so steps smaller than a quantum
+// still move the model on average), or to nearest, which loses every step below half a
+// quantum (`--rounding nearest`). Sparse rows round floor(t + u), u ~ U[0,1) from the worker's
+// Rng; dense rows in fixed point with a per-worker xorshift (buckwild_kernels.h).
 //
 // Races: as in HOGWILD!, workers read and write the shared model without locks. The model is
 // an array of 64-bit words (8 int8 or 4 int16 coordinates each), every access a relaxed
 // std::atomic_ref<uint64_t> load or store (coordinates are moved in and out with memcpy, so no
-// type punning). The dense kernel copies the words into a worker-local array, computes dot
-// product and update there with SIMD, and stores the words back. A sparse update of one
+// type punning). The dense kernels (buckwild_kernels.h) read and write blocks of 16
+// coordinates with one vector instruction each, with the same per-coordinate guarantee. A
+// dense step reads the model twice, for its dot product and for its update, as HOGWILD!'s float
+// step does (linear_step.h). A sparse update of one
 // coordinate stores its whole word, so it may also undo a concurrent update of a neighbour in
 // that word: a lost update of the kind HOGWILD!'s analysis allows (no read-modify-write atomics).
 // Linear models only (logistic, hinge, squared), as in the paper.
@@ -36,36 +39,14 @@
 #include <corral/linear.h>
 #include <corral/step.h>
 
+#include "engine/src/modes/buckwild_kernels.h"
 #include "engine/src/modes/seeded_schedule.h"
 #include "engine/src/runtime/coordinator.h"
 #include "engine/src/runtime/shard_worker.h"
 
 namespace corral::internal {
 
-// Largest |value| of a T on the grid.
-template <typename T>
-inline constexpr float kGridMax = static_cast<float>(std::numeric_limits<T>::max());
-
-// Per-thread uniform numbers for stochastic rounding: 16 xorshift32 lanes stepped together, so
-// the rounding loop vectorises. Not for statistics, only to make rounding unbiased.
-struct RoundingStream {
-  static constexpr std::size_t kLanes = 16;
-  alignas(64) std::uint32_t lane[kLanes];
-  void Seed(Rng& rng) {
-    for (auto& x : lane) x = static_cast<std::uint32_t>(rng() >> 32) | 1u;
-  }
-  // Fills u[0..16) with uniforms in [0, 1).
-  void Next(float* u) {
-    for (std::size_t i = 0; i < kLanes; ++i) {
-      std::uint32_t x = lane[i];
-      x ^= x << 13;
-      x ^= x >> 17;
-      x ^= x << 5;
-      lane[i] = x;
-      u[i] = static_cast<float>(x >> 8) * 0x1.0p-24f;
-    }
-  }
-};
+using buckwild::kGridMax;
 
 // D: the dataset's values, T: the model's.
 template <Model M, typename D, typename T>
@@ -77,15 +58,11 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   static_assert(std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int16_t>);
   static_assert(std::is_same_v<D, std::int8_t> || std::is_same_v<D, std::int16_t>);
   static constexpr std::size_t kPerWord = sizeof(std::uint64_t) / sizeof(T);
-  // Dot products of grid values: 8-bit x 8-bit sums fit int32 for any d below 133,000; with a
-  // 16-bit side they do not, and sum in float (every product is exact in float, < 2^24).
-  using Acc = std::conditional_t<sizeof(T) == 1 && sizeof(D) == 1, std::int32_t, float>;
-  static constexpr std::size_t kDotLanes = 16;  // DenseCoefficient's partial sums
 
  public:
   BuckwildMode(const M& model, const RunPlan& plan, std::atomic<bool>& halt)
       : model_(model), plan_(plan), halt_(halt), stochastic_(plan.config.rounding == Rounding::kStochastic),
-        words_((model.NumParams() + kPerWord - 1) / kPerWord, 0),
+        words_(buckwild::PaddedLength(model.NumParams()) / kPerWord, 0),
         workers_(plan.threads) {
     if (plan.config.seeded_tau) schedule_.emplace(*plan.config.seeded_tau, plan.threads, PendingStep{});
     // Data scale: the largest |x| lands on the grid's end.
@@ -113,12 +90,24 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
                              ShardBegin(train.rows(), w + 1, plan_.threads));
     self.order.resize(self.shard.rows());
     // The worker quantizes its own shard (first touch: NUMA-local), rounding as configured.
+    // Dense rows are padded with zeros to whole blocks of the dense kernels.
     Rng rng = EpochRng(plan_.config.seed, -1, w);
-    self.values.resize(self.shard.value().size());
-    for (std::size_t k = 0; k < self.values.size(); ++k) {
-      self.values[k] = Round<D>(self.shard.value()[k] / x_scale_, rng.UniformFloat());
+    const std::span<const float> value = self.shard.value();
+    if (!self.shard.is_dense()) {
+      self.values.resize(value.size());
+      for (std::size_t k = 0; k < self.values.size(); ++k) {
+        self.values[k] = Round<D>(value[k] / x_scale_, rng.UniformFloat());
+      }
+      return;
     }
-    if (self.shard.is_dense()) self.local.resize(words_.size() * kPerWord);
+    const std::size_t d = model_.NumParams(), stride = buckwild::PaddedLength(d);
+    self.values.assign(self.shard.rows() * stride, 0);
+    for (std::size_t r = 0; r < self.shard.rows(); ++r) {
+      const std::span<const float> row = self.shard.DenseRow(r);
+      for (std::size_t j = 0; j < std::min(row.size(), d); ++j) {
+        self.values[r * stride + j] = Round<D>(row[j] / x_scale_, rng.UniformFloat());
+      }
+    }
   }
 
   void Epoch(int w, int epoch, std::uint64_t start, std::atomic<std::uint64_t>& steps) {
@@ -134,8 +123,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
       if (halt_.load(std::memory_order_relaxed)) break;
       const std::uint32_t r = self.order[k];
       if (self.shard.is_dense()) {
-        if (k + 1 < self.order.size()) PrefetchDenseRow(self, self.order[k + 1]);
-        DenseStep(self, r, eta);
+        DenseStep(self, r, k + 1 < self.order.size() ? self.order[k + 1] : r, eta);
       } else {
         SparseStep(self, r, eta);
       }
@@ -234,8 +222,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
           State& self = workers_[v];
           float c = 0;
           if (dense) {
-            LoadLocal(self);
-            c = DenseCoefficient(self, rows[0], eta);
+            c = DenseCoefficient(self, rows[0], rows[0], eta);
           } else {
             c = SparseCoefficient(self, rows[0], eta);
           }
@@ -244,7 +231,6 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
         [&](const PendingStep& p) {
           State& self = workers_[p.worker];
           if (dense) {
-            LoadLocal(self);
             DenseUpdate(self, p.row, p.c, eta);
           } else {
             SparseUpdate(self, p.row, p.c, eta);
@@ -254,8 +240,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
 
   struct State : ShardWorker<M> {
     std::vector<D> values;   // the shard's values on the data grid (index/labels from shard)
-    std::vector<T> local;    // dense kernel: this step's copy of the model
-    RoundingStream stream;
+    buckwild::RoundingStream stream;  // the dense kernels' random numbers
   };
 
   // t (in quanta) onto V's grid, clamped to the grid's range.
@@ -301,87 +286,32 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
     return w_max > 0 ? w_max : 1.0f;
   }
 
-  // Asks for row r's values ahead of its step, every line: the rows are visited through the
-  // index, and a row otherwise misses the cache on each of its lines (2,000 features at
-  // --bits 8: 32 lines).
-  void PrefetchDenseRow(const State& self, std::uint32_t r) const {
-    const std::size_t d = model_.NumParams();
-    const char* row = reinterpret_cast<const char*>(self.values.data() + static_cast<std::size_t>(r) * d);
-    for (std::size_t b = 0; b < d * sizeof(D); b += 64) __builtin_prefetch(row + b);
+  // Dense rows, through buckwild_kernels.h (the shared model in blocks of 16 coordinates),
+  // asm or word by word as the build allows.
+  static constexpr bool kAsm = detail::kWideAsm;
+  std::size_t Blocks() const { return words_.size() / buckwild::kWordsPerBlock<T>; }
+  const D* DenseValues(const State& self, std::uint32_t r) const {
+    return self.values.data() + static_cast<std::size_t>(r) * Blocks() * buckwild::kBlock;
   }
-  // Dense rows: the model moves in 64-bit words through a local copy; dot and update vectorise.
-  void DenseStep(State& self, std::uint32_t r, float eta) {
-    LoadLocal(self);
-    DenseUpdate(self, r, DenseCoefficient(self, r, eta), eta);
+  // `next`: the row the worker steps on next, asked for while this one's margin is summed.
+  void DenseStep(State& self, std::uint32_t r, std::uint32_t next, float eta) {
+    DenseUpdate(self, r, DenseCoefficient(self, r, next, eta), eta);
   }
-  void LoadLocal(State& self) const {
-    T* local = self.local.data();
-    for (std::size_t i = 0; i < words_.size(); ++i) {
-      const std::uint64_t word = LoadWord(i);
-      std::memcpy(local + i * kPerWord, &word, sizeof word);
-    }
-  }
-  // Row r's eta * loss'(margin), in quanta of the model per quantum of the data, from the
-  // local copy.
-  float DenseCoefficient(const State& self, std::uint32_t r, float eta) const {
-    const std::size_t d = model_.NumParams();
-    const D* x = self.values.data() + static_cast<std::size_t>(r) * d;
-    const T* local = self.local.data();
-    // kDotLanes strided partial sums in one vector, then added in order: a float sum in one
-    // chain is neither reordered nor vectorised by the compiler, and each add waits for the
-    // last. With the prefetch above and the update's rounding vectorised (-fno-trapping-math,
-    // engine/CMakeLists.txt): 147k -> 300k samples/s on 2,000 features, --bits 8, 1 thread.
-    // (typedef: GCC attaches vector_size to a dependent type only through a declaration)
-    typedef Acc AccVec __attribute__((vector_size(kDotLanes * sizeof(Acc))));
-    typedef T ModelVec __attribute__((vector_size(kDotLanes * sizeof(T))));
-    typedef D DataVec __attribute__((vector_size(kDotLanes * sizeof(D))));
-    AccVec lanes{};
-    std::size_t j = 0;
-    for (; j + kDotLanes <= d; j += kDotLanes) {
-      ModelVec m;
-      DataVec v;
-      std::memcpy(&m, local + j, sizeof m);
-      std::memcpy(&v, x + j, sizeof v);
-      lanes += __builtin_convertvector(m, AccVec) * __builtin_convertvector(v, AccVec);
-    }
-    Acc dot = 0;
-    for (std::size_t i = 0; i < kDotLanes; ++i) dot += lanes[i];
-    for (; j < d; ++j) dot += static_cast<Acc>(local[j]) * static_cast<Acc>(x[j]);
+  // Row r's eta * loss'(margin) in quanta of the model per quantum of the data, the margin
+  // from the shared model.
+  float DenseCoefficient(const State& self, std::uint32_t r, std::uint32_t next, float eta) const {
+    const std::int64_t dot =
+        buckwild::DenseDot<kAsm, T>(words_.data(), DenseValues(self, r), Blocks(), DenseValues(self, next));
     const float margin = static_cast<float>(dot) * x_scale_ * w_scale_;
     const float dm = model_.Derivative(margin, self.shard.Label(r), self.shard.Weight(r));
     return eta * dm * x_scale_ / w_scale_;
   }
-  // The local copy moved by row r's step with coefficient c, and stored.
+  // The shared model moved by row r's step with coefficient c, rounded onto the grid.
+  // In quanta: t = (q - eta*dm*x) / (1 + eta*l2), the proximal step of step.h (d_u = n).
   void DenseUpdate(State& self, std::uint32_t r, float c, float eta) {
-    const std::size_t d = model_.NumParams();
-    const D* x = self.values.data() + static_cast<std::size_t>(r) * d;
-    T* local = self.local.data();
-    // In quanta: t = (q - eta*dm*x) / (1 + eta*l2), the proximal step of step.h (d_u = n).
-    const float shrink = ProximalShrink(eta, model_.L2Weight(0));
-    alignas(64) float u[RoundingStream::kLanes];
-    for (std::size_t j0 = 0; j0 < d; j0 += RoundingStream::kLanes) {
-      if (stochastic_) {
-        self.stream.Next(u);
-      } else {
-        std::fill(std::begin(u), std::end(u), 0.5f);
-      }
-      const auto round = [&](std::size_t j) {
-        const float t = (static_cast<float>(local[j]) - c * static_cast<float>(x[j])) * shrink;
-        const float q = std::floor(t + u[j - j0]);
-        local[j] = static_cast<T>(std::clamp(q, -kGridMax<T>, kGridMax<T>));
-      };
-      if (j0 + RoundingStream::kLanes <= d) {
-        // A whole block: a fixed count the compiler vectorises in full registers.
-        for (std::size_t i = 0; i < RoundingStream::kLanes; ++i) round(j0 + i);
-      } else {
-        for (std::size_t j = j0; j < d; ++j) round(j);
-      }
-    }
-    for (std::size_t i = 0; i < words_.size(); ++i) {
-      std::uint64_t word;
-      std::memcpy(&word, local + i * kPerWord, sizeof word);
-      StoreWord(i, word);
-    }
+    buckwild::DenseUpdate<kAsm, T>(words_.data(), DenseValues(self, r), Blocks(), c,
+                                   ProximalShrink(eta, model_.L2Weight(0)),
+                                   stochastic_ ? &self.stream : nullptr);
   }
 
   // Sparse rows: per-coordinate relaxed loads and stores of the touched coordinates.
@@ -392,11 +322,11 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   float SparseCoefficient(const State& self, std::uint32_t r, float eta) const {
     const SparseRow row = self.shard.Row(r);
     const std::uint64_t begin = self.shard.row_ptr()[r];
-    Acc dot = 0;
+    std::int64_t dot = 0;  // exact, as the dense kernels' (buckwild_kernels.h)
     for (std::size_t k = 0; k < row.nnz(); ++k) {
       const std::uint32_t u = row.index[k];
       if (u >= model_.NumParams()) continue;
-      dot += static_cast<Acc>(Get(u)) * static_cast<Acc>(self.values[begin + k]);
+      dot += std::int64_t{Get(u)} * self.values[begin + k];
     }
     const float margin = static_cast<float>(dot) * x_scale_ * w_scale_;
     return eta * model_.Derivative(margin, self.shard.Label(r), self.shard.Weight(r)) * x_scale_ / w_scale_;

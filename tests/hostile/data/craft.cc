@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   Write("inf_value.csv", "1,2,3\n1,inf,2\n");
   Write("nan_rating.data", "1 2 5\n1 3 nan\n");
   Write("ratings.data", "1 1 5\n1 2 3\n2 1 4\n2 2 1\n");
-  // One row of 140,000 values: past what buckwild's 8-bit x 8-bit int32 dot product holds.
+  // One row of 140,000 values: past what an int32 sum of 8-bit x 8-bit products holds.
   std::string wide = "1";
   for (int k = 1; k <= 140'000; ++k) {
     wide.push_back(' ');  // not " " + ...: a false -Wrestrict in GCC 12 at -O3

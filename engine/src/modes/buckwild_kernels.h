@@ -1,0 +1,350 @@
+// Over 300 lines: each vector step has an AVX2 form and a portable one beside it, which the
+// sanitizer builds run and the tests hold to the same results.
+// Buckwild!'s dense kernels (internal): the dot product of a dense row with the shared
+// fixed-point model, and the row's rounded update of it, 16 coordinates (a block) at a time.
+//
+// The model is an array of 64-bit words, each holding 8 int8 or 4 int16 coordinates (T). A
+// block, 32 bytes of int16 or 16 of int8, is loaded and stored whole by one vector instruction
+// in an extended asm statement, as the float model's wide access is (models/src/wide_params.h
+// says why that is defined, and what the hardware promises: every coordinate is read and
+// written whole, the block as a whole is not atomic, which is the asynchrony HOGWILD! allows).
+// W: any worker (StoreBlock), R: any worker (LoadBlock); beside buckwild.h's relaxed
+// std::atomic_ref<uint64_t> accesses to the same words (the sparse kernels, the evaluator's
+// snapshot). Sanitizer builds and other architectures move a block's words one relaxed
+// std::atomic_ref<uint64_t> at a time (kAsm false); the arithmetic is the same code, so the
+// same bits (tests/buckwild_kernels_test.cc).
+//
+// The dot product is exact: products of 16-bit values summed in pairs in int32 (pmaddwd), the
+// int32 lanes widened into int64 before they can overflow. Its value does not depend on the
+// order of the sum, so every build agrees on it.
+//
+// The update of coordinate q by the step's coefficient c (in model quanta per data quantum):
+// t = (q - c x) * shrink in float, as the scalar kernels compute it, then rounded onto the grid
+// in fixed point: z = t 2^15 rounded to the nearest integer (the vector unit's conversion), and
+// q' = floor((z + r) / 2^15), clamped to +-max(T), with r uniform on the integers [0, 2^15)
+// (stochastic rounding: E q' = z / 2^15, which is t to within 2^-16) or 2^14 (to nearest). The
+// scalar kernels' floor(t + u) with a float u costs two float conversions and a rounding per 8
+// coordinates more; the update was throughput-bound on those.
+//
+// Rows and the model are padded to whole blocks with zeros. A padded coordinate adds nothing to
+// a dot product, and for a finite c its update is floor((0 + r) / 2^15) = 0: it stays 0.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+#include <corral/rng.h>
+
+#include "models/src/wide_params.h"
+
+// The 32-byte vectors below pass between inline functions only. Without AVX GCC warns that
+// their calling convention differs from an AVX build's, which concerns no caller here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace corral::internal::buckwild {
+
+using I8x16 = std::int8_t __attribute__((vector_size(16)));
+using I16x8 = std::int16_t __attribute__((vector_size(16)));
+using I16x16 = std::int16_t __attribute__((vector_size(32)));
+using I32x8 = std::int32_t __attribute__((vector_size(32)));
+using U32x8 = std::uint32_t __attribute__((vector_size(32)));
+using I64x4 = std::int64_t __attribute__((vector_size(32)));
+using F32x8 = float __attribute__((vector_size(32)));
+
+inline constexpr std::size_t kBlock = 16;  // coordinates per block
+
+// A block of 16 E's (E: int8 or int16).
+template <typename E>
+using Block = std::conditional_t<sizeof(E) == 1, I8x16, I16x16>;
+
+template <typename E>
+inline constexpr std::size_t kWordsPerBlock = kBlock * sizeof(E) / sizeof(std::uint64_t);
+
+// Largest |value| of an E on the grid.
+template <typename E>
+inline constexpr float kGridMax = static_cast<float>(std::numeric_limits<E>::max());
+
+// Coordinates rounded up to whole blocks.
+inline std::size_t PaddedLength(std::size_t n) { return (n + kBlock - 1) / kBlock * kBlock; }
+
+// Shared block at word p: one instruction (kAsm), else word by word, relaxed.
+template <bool kAsm, typename E>
+inline Block<E> LoadBlock(const std::uint64_t* p) {
+  using V = Block<E>;
+  V v{};
+  if constexpr (kAsm) {
+    static_assert(detail::kWideAsmAvailable);
+    using Bytes = const std::uint64_t(*)[kWordsPerBlock<E>];
+#if defined(__AVX__)
+    asm("vmovdqu %1, %0" : "=x"(v) : "m"(*reinterpret_cast<Bytes>(p)));
+#elif defined(__SSE2__)
+    if constexpr (sizeof(V) == 16) {
+      asm("movdqu %1, %0" : "=x"(v) : "m"(*reinterpret_cast<Bytes>(p)));
+    } else {  // two halves: without AVX a 32-byte vector is two registers
+      I16x8 lo, hi;
+      asm("movdqu %1, %0" : "=x"(lo) : "m"(*reinterpret_cast<const std::uint64_t(*)[2]>(p)));
+      asm("movdqu %1, %0" : "=x"(hi) : "m"(*reinterpret_cast<const std::uint64_t(*)[2]>(p + 2)));
+      v = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    }
+#endif
+  } else {
+    for (std::size_t i = 0; i < kWordsPerBlock<E>; ++i) {
+      // const_cast: atomic_ref needs a non-const object; a load does not modify it.
+      const std::uint64_t word =
+          std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(p[i])).load(std::memory_order_relaxed);
+      std::memcpy(reinterpret_cast<char*>(&v) + i * sizeof word, &word, sizeof word);
+    }
+  }
+  return v;
+}
+
+template <bool kAsm, typename E>
+inline void StoreBlock(std::uint64_t* p, Block<E> v) {
+  if constexpr (kAsm) {
+    static_assert(detail::kWideAsmAvailable);
+    using Bytes = std::uint64_t(*)[kWordsPerBlock<E>];
+#if defined(__AVX__)
+    asm("vmovdqu %1, %0" : "=m"(*reinterpret_cast<Bytes>(p)) : "x"(v));
+#elif defined(__SSE2__)
+    if constexpr (sizeof(v) == 16) {
+      asm("movdqu %1, %0" : "=m"(*reinterpret_cast<Bytes>(p)) : "x"(v));
+    } else {
+      const I16x8 lo = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+      const I16x8 hi = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+      asm("movdqu %1, %0" : "=m"(*reinterpret_cast<std::uint64_t(*)[2]>(p)) : "x"(lo));
+      asm("movdqu %1, %0" : "=m"(*reinterpret_cast<std::uint64_t(*)[2]>(p + 2)) : "x"(hi));
+    }
+#endif
+  } else {
+    for (std::size_t i = 0; i < kWordsPerBlock<E>; ++i) {
+      std::uint64_t word;
+      std::memcpy(&word, reinterpret_cast<const char*>(&v) + i * sizeof word, sizeof word);
+      std::atomic_ref<std::uint64_t>(p[i]).store(word, std::memory_order_relaxed);
+    }
+  }
+}
+
+// A private block (the worker's own quantized row).
+template <typename E>
+inline Block<E> PrivateBlock(const E* p) {
+  Block<E> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <typename E>
+inline I16x16 Widen(Block<E> v) {
+  if constexpr (sizeof(E) == 1) {
+#if defined(__AVX2__)
+    return reinterpret_cast<I16x16>(_mm256_cvtepi8_epi16(reinterpret_cast<__m128i>(v)));  // one instruction
+#else
+    return __builtin_convertvector(v, I16x16);
+#endif
+  } else {
+    return v;
+  }
+}
+
+// Lanes 0-7 (kHigh false) or 8-15 of a block as floats.
+template <bool kHigh, typename E>
+inline F32x8 Floats(Block<E> v) {
+#if defined(__AVX2__)
+  // (GCC widens a generic int8 vector to int32 one byte at a time.)
+  __m256i wide;
+  if constexpr (sizeof(E) == 1) {
+    const auto bytes = reinterpret_cast<__m128i>(v);
+    wide = _mm256_cvtepi8_epi32(kHigh ? _mm_srli_si128(bytes, 8) : bytes);
+  } else {
+    const auto words = reinterpret_cast<__m256i>(v);
+    wide = _mm256_cvtepi16_epi32(kHigh ? _mm256_extracti128_si256(words, 1) : _mm256_castsi256_si128(words));
+  }
+  return reinterpret_cast<F32x8>(_mm256_cvtepi32_ps(wide));
+#else
+  const auto half = kHigh ? __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)
+                          : __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+  return __builtin_convertvector(__builtin_convertvector(half, I32x8), F32x8);
+#endif
+}
+
+// Floats of a private block's lanes 0-7 (kHigh false) or 8-15, read from p.
+template <bool kHigh, typename E>
+inline F32x8 PrivateFloats(const E* p) {
+#if defined(__AVX2__)
+  // Widened straight from memory: no shuffle to take the high half.
+  const auto* half = reinterpret_cast<const __m128i*>(p + (kHigh ? 8 : 0));
+  const __m256i wide = sizeof(E) == 1 ? _mm256_cvtepi8_epi32(_mm_loadl_epi64(half))
+                                      : _mm256_cvtepi16_epi32(_mm_loadu_si128(half));
+  return reinterpret_cast<F32x8>(_mm256_cvtepi32_ps(wide));
+#else
+  return Floats<kHigh, E>(PrivateBlock(p));
+#endif
+}
+
+// Lane i: a[2i] b[2i] + a[2i+1] b[2i+1] in int32 (pmaddwd). Exact unless both pairs are
+// -32768 * -32768, which the grids (+-max) never hold.
+inline I32x8 MultiplyAddPairs(I16x16 a, I16x16 b) {
+#if defined(__AVX2__)
+  return reinterpret_cast<I32x8>(_mm256_madd_epi16(reinterpret_cast<__m256i>(a), reinterpret_cast<__m256i>(b)));
+#elif defined(__SSE2__)
+  using I32x4 = std::int32_t __attribute__((vector_size(16)));
+  const auto half = [](I16x16 v, bool high) {
+    return high ? __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)
+                : __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+  };
+  const auto lo = reinterpret_cast<I32x4>(
+      _mm_madd_epi16(reinterpret_cast<__m128i>(half(a, false)), reinterpret_cast<__m128i>(half(b, false))));
+  const auto hi = reinterpret_cast<I32x4>(
+      _mm_madd_epi16(reinterpret_cast<__m128i>(half(a, true)), reinterpret_cast<__m128i>(half(b, true))));
+  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+#else
+  I32x8 out;
+  for (int i = 0; i < 8; ++i) out[i] = std::int32_t{a[2 * i]} * b[2 * i] + std::int32_t{a[2 * i + 1]} * b[2 * i + 1];
+  return out;
+#endif
+}
+
+// Blocks whose pair sums one int32 lane holds without overflow: each pair sum is at most
+// 2 max(T) max(D) in magnitude (1 for int16 x int16, 258 for int16 x int8, 66,572 for int8 x int8).
+template <typename T, typename D>
+inline constexpr std::size_t kBlocksPerFlush = static_cast<std::size_t>(
+    std::numeric_limits<std::int32_t>::max() /
+    (2 * std::int64_t{std::numeric_limits<T>::max()} * std::numeric_limits<D>::max()));
+
+// Fractional bits of the fixed point the update rounds from (module comment): |t| 2^15 stays
+// below 2^31 for every t on the int16 grid.
+inline constexpr int kFractionBits = 15;
+
+// Per-worker random numbers for stochastic rounding, 16 at a time: 8 xorshift32 lanes stepped
+// together, each lane's 32 bits giving two 15-bit numbers r, uniform on [0, 2^15). Two sets of
+// lanes, `even` for even blocks and `odd` for odd ones, so that two blocks' steps overlap (one
+// set is a chain of six dependent instructions per block). Not for statistics, only to make
+// rounding unbiased.
+struct RoundingStream {
+  U32x8 even{}, odd{};
+  void Seed(Rng& rng) {
+    for (U32x8* lanes : {&even, &odd}) {
+      for (int i = 0; i < 8; ++i) (*lanes)[i] = static_cast<std::uint32_t>(rng() >> 32) | 1u;
+    }
+  }
+  // r for a block's coordinates 0-7 (each lane's low bits) and 8-15 (its high bits), from
+  // `lanes` (even or odd).
+  static void Next(U32x8& lanes, I32x8& lo, I32x8& hi) {
+    U32x8 x = lanes;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    lanes = x;
+    lo = reinterpret_cast<I32x8>(x & ((1u << kFractionBits) - 1));
+    hi = reinterpret_cast<I32x8>(x >> (32 - kFractionBits));
+  }
+};
+
+// sum_j q_j x_j over `blocks` blocks of the shared model (words from `model`) and the private
+// row x, exactly. `ahead`: the row the worker reads next (as long; may be x), asked of the
+// memory system a cache line per 64 bytes of x as the sum goes (a shuffled row otherwise
+// misses the cache on every line).
+template <bool kAsm, typename T, typename D>
+std::int64_t DenseDot(const std::uint64_t* model, const D* x, std::size_t blocks, const D* ahead) {
+  constexpr std::size_t kBlocksPerLine = std::max<std::size_t>(1, 64 / (kBlock * sizeof(D)));
+  I64x4 total{};
+  for (std::size_t b = 0; b < blocks;) {
+    const std::size_t end = std::min(blocks, b + kBlocksPerFlush<T, D>);
+    I32x8 sum{};
+    for (; b < end; ++b) {
+      if (b % kBlocksPerLine == 0) __builtin_prefetch(ahead + b * kBlock);
+      sum += MultiplyAddPairs(Widen<T>(LoadBlock<kAsm, T>(model + b * kWordsPerBlock<T>)),
+                              Widen<D>(PrivateBlock(x + b * kBlock)));
+    }
+    total += __builtin_convertvector(__builtin_shufflevector(sum, sum, 0, 1, 2, 3), I64x4) +
+             __builtin_convertvector(__builtin_shufflevector(sum, sum, 4, 5, 6, 7), I64x4);
+  }
+  return (total[0] + total[1]) + (total[2] + total[3]);
+}
+
+// Lanes 0-7 from lo, 8-15 from hi: y = t 2^15 in float, rounded to the nearest integer (ties
+// to even) z, then floor((z + r) / 2^15), clamped to T's grid +-max(T). A NaN gives +max(T).
+template <typename T>
+inline Block<T> RoundToGrid(F32x8 lo, F32x8 hi, I32x8 r_lo, I32x8 r_hi) {
+  constexpr float kTop = kGridMax<T> * (1 << kFractionBits);
+#if defined(__AVX2__)
+  // The upper bound in float (minps returns its second operand for a NaN). Below, cvtps2dq
+  // gives INT_MIN for anything under -2^31 and the packs saturate, so -max(T) - 1 is the only
+  // value past the lower bound, and the last max removes it. packssdw packs within 128-bit
+  // halves ([lo 0-3, hi 0-3, lo 4-7, hi 4-7]); vpermq puts the words in order.
+  const __m256 top = _mm256_set1_ps(kTop);
+  const auto grid = [&](F32x8 y, I32x8 r) {
+    const __m256i z = _mm256_cvtps_epi32(_mm256_min_ps(reinterpret_cast<__m256>(y), top));
+    return _mm256_srai_epi32(_mm256_add_epi32(z, reinterpret_cast<__m256i>(r)), kFractionBits);
+  };
+  const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(grid(lo, r_lo), grid(hi, r_hi)), 0xd8);
+  if constexpr (sizeof(T) == 1) {
+    const __m128i bytes = _mm_packs_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1));
+    return reinterpret_cast<I8x16>(_mm_max_epi8(bytes, _mm_set1_epi8(-127)));
+  } else {
+    return reinterpret_cast<I16x16>(_mm256_max_epi16(words, _mm256_set1_epi16(-32767)));
+  }
+#else
+  Block<T> out;
+  for (std::size_t i = 0; i < kBlock; ++i) {
+    float y = i < 8 ? lo[i] : hi[i - 8];
+    y = y < kTop ? y : kTop;  // NaN: the top
+    const std::int32_t z = y >= -0x1.0p31f ? static_cast<std::int32_t>(std::nearbyint(y))  // to nearest, even
+                                           : std::numeric_limits<std::int32_t>::min();
+    const std::int32_t q = (z + (i < 8 ? r_lo[i] : r_hi[i - 8])) >> kFractionBits;
+    constexpr std::int32_t kMax = std::numeric_limits<T>::max();
+    out[i] = static_cast<T>(std::clamp(q, -kMax, kMax));
+  }
+  return out;
+#endif
+}
+
+// The shared model's blocks moved by row x's step with coefficient c: each coordinate
+// q <- (q - c x) * shrink rounded onto T's grid (module comment), stochastically with r from
+// `stream`, or to nearest when `stream` is null.
+template <bool kAsm, typename T, typename D>
+void DenseUpdate(std::uint64_t* model, const D* x, std::size_t blocks, float c, float shrink,
+                 RoundingStream* stream) {
+  const float scale = shrink * (1 << kFractionBits);  // exact: a power of 2
+  const auto step = [&](std::size_t b, I32x8 r_lo, I32x8 r_hi) {
+    std::uint64_t* words = model + b * kWordsPerBlock<T>;
+    const Block<T> q = LoadBlock<kAsm, T>(words);
+    const F32x8 t_lo = (Floats<false, T>(q) - c * PrivateFloats<false>(x + b * kBlock)) * scale;
+    const F32x8 t_hi = (Floats<true, T>(q) - c * PrivateFloats<true>(x + b * kBlock)) * scale;
+    StoreBlock<kAsm, T>(words, RoundToGrid<T>(t_lo, t_hi, r_lo, r_hi));
+  };
+  if (stream == nullptr) {
+    const I32x8 half = I32x8{} + (1 << (kFractionBits - 1));
+    for (std::size_t b = 0; b < blocks; ++b) step(b, half, half);
+    return;
+  }
+  U32x8 even = stream->even, odd = stream->odd;  // in registers
+  I32x8 lo, hi;
+  std::size_t b = 0;
+  for (; b + 2 <= blocks; b += 2) {
+    RoundingStream::Next(even, lo, hi);
+    step(b, lo, hi);
+    RoundingStream::Next(odd, lo, hi);
+    step(b + 1, lo, hi);
+  }
+  if (b < blocks) {
+    RoundingStream::Next(even, lo, hi);
+    step(b, lo, hi);
+  }
+  stream->even = even;
+  stream->odd = odd;
+}
+
+}  // namespace corral::internal::buckwild
+
+#pragma GCC diagnostic pop

@@ -1,0 +1,194 @@
+// buckwild's dense kernels (engine/src/modes/buckwild_kernels.h), at every pair of model and
+// data widths: the dot product is the exact integer sum, also past the int32 lanes' flush; the
+// update rounds to nearest within half a quantum, and stochastically without bias; values
+// beyond the grid are clamped; padding stays zero; the asm variant and the word-by-word one
+// (the sanitizer builds') give the same bits; and a stored block is never seen torn within a
+// coordinate by a concurrent load.
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/src/modes/buckwild_kernels.h"
+
+// As in the header: 32-byte vectors returned by inline functions, which GCC warns about in
+// builds without AVX.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace corral::internal::buckwild {
+namespace {
+
+template <typename E>
+std::vector<E> Grid(std::size_t n, std::uint32_t seed, bool extremes = false) {
+  const int max = std::numeric_limits<E>::max();
+  std::vector<E> v(n);
+  for (E& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = static_cast<E>(extremes ? ((seed >> 31) != 0 ? max : -max) : static_cast<int>(seed >> 8) % (2 * max + 1) - max);
+  }
+  return v;
+}
+
+// The model's words holding `grid`, padded to whole blocks.
+template <typename T>
+std::vector<std::uint64_t> Words(const std::vector<T>& grid) {
+  std::vector<std::uint64_t> words(PaddedLength(grid.size()) * sizeof(T) / sizeof(std::uint64_t), 0);
+  std::memcpy(words.data(), grid.data(), grid.size() * sizeof(T));
+  return words;
+}
+
+template <typename T>
+std::vector<T> Values(const std::vector<std::uint64_t>& words, std::size_t n) {
+  std::vector<T> out(n);
+  std::memcpy(out.data(), words.data(), n * sizeof(T));
+  return out;
+}
+
+template <typename T, typename D>
+struct Widths {
+  using Model = T;
+  using Data = D;
+};
+using AllWidths = ::testing::Types<Widths<std::int16_t, std::int8_t>, Widths<std::int8_t, std::int8_t>,
+                                   Widths<std::int16_t, std::int16_t>, Widths<std::int8_t, std::int16_t>>;
+
+template <typename P>
+class BuckwildKernels : public ::testing::Test {};
+TYPED_TEST_SUITE(BuckwildKernels, AllWidths);
+
+TYPED_TEST(BuckwildKernels, DotIsTheExactSumInBothVariants) {
+  using T = typename TypeParam::Model;
+  using D = typename TypeParam::Data;
+  // 300 blocks pass int16 x int8's flush of the int32 lanes (258 blocks); at the grids' ends
+  // the sum is as large as it gets.
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{16}, std::size_t{37}, std::size_t{4800}}) {
+    for (const bool extremes : {false, true}) {
+      const std::vector<T> q = Grid<T>(n, 1, extremes);
+      std::vector<D> x = Grid<D>(PaddedLength(n), 2, extremes);
+      std::fill(x.begin() + static_cast<std::ptrdiff_t>(n), x.end(), D{0});
+      std::int64_t exact = 0;
+      for (std::size_t j = 0; j < n; ++j) exact += std::int64_t{q[j]} * x[j];
+      const std::vector<std::uint64_t> words = Words(q);
+      const std::size_t blocks = PaddedLength(n) / kBlock;
+      EXPECT_EQ((DenseDot<false, T>(words.data(), x.data(), blocks, x.data())), exact) << n << " " << extremes;
+      if constexpr (detail::kWideAsmAvailable) {
+        EXPECT_EQ((DenseDot<true, T>(words.data(), x.data(), blocks, x.data())), exact) << n << " " << extremes;
+      }
+    }
+  }
+}
+
+TYPED_TEST(BuckwildKernels, UpdateRoundsToNearestAndClampsAndKeepsThePaddingZero) {
+  using T = typename TypeParam::Model;
+  using D = typename TypeParam::Data;
+  constexpr double kMax = std::numeric_limits<T>::max();
+  const std::size_t n = 37;  // 3 blocks, the last one padded
+  const std::vector<T> q = Grid<T>(n, 3);
+  std::vector<D> x = Grid<D>(PaddedLength(n), 4);
+  std::fill(x.begin() + static_cast<std::ptrdiff_t>(n), x.end(), D{0});
+  // Small steps, steps that reach past the grid's ends, and a non-finite one.
+  for (const float c : {0.0f, 0.37f / std::numeric_limits<D>::max(), -2.5f, 3e3f, -1e30f, NAN}) {
+    const float shrink = 0.9990234f;
+    std::vector<std::uint64_t> lanes = Words(q), wide = Words(q);
+    DenseUpdate<false, T>(lanes.data(), x.data(), PaddedLength(n) / kBlock, c, shrink, nullptr);
+    if constexpr (detail::kWideAsmAvailable) {
+      DenseUpdate<true, T>(wide.data(), x.data(), PaddedLength(n) / kBlock, c, shrink, nullptr);
+      EXPECT_EQ(lanes, wide) << c;
+    }
+    const std::vector<T> got = Values<T>(lanes, PaddedLength(n));
+    for (std::size_t j = 0; j < n; ++j) {
+      const double t = (static_cast<double>(q[j]) - static_cast<double>(c) * x[j]) * shrink;
+      if (std::isnan(c)) {
+        EXPECT_EQ(got[j], kMax) << j;  // documented: a NaN gives +max
+      } else {
+        EXPECT_NEAR(got[j], std::clamp(t, -kMax, kMax), 0.5 + 1e-3) << c << " " << j;
+      }
+    }
+    if (std::isfinite(c)) {
+      for (std::size_t j = n; j < got.size(); ++j) EXPECT_EQ(got[j], 0) << c << " " << j;
+    }
+  }
+}
+
+// A step of a fraction f of a quantum lands on the grid's two neighbours with the
+// probabilities that make its mean the step itself; both variants draw the same numbers.
+TYPED_TEST(BuckwildKernels, StochasticRoundingIsUnbiased) {
+  using T = typename TypeParam::Model;
+  using D = typename TypeParam::Data;
+  std::vector<D> x(kBlock);
+  for (std::size_t i = 0; i < kBlock; ++i) x[i] = static_cast<D>(i % 2 == 0 ? 1 : -1);  // steps -c, +c
+  Rng rng(11, 0);
+  RoundingStream lanes_stream;
+  lanes_stream.Seed(rng);
+  RoundingStream wide_stream = lanes_stream;
+  const int trials = 100000;
+  for (const float c : {0.001f, 0.25f, 0.5f, 0.75f, 0.97f}) {
+    std::vector<double> error(kBlock, 0);
+    for (int k = 0; k < trials; ++k) {
+      std::vector<std::uint64_t> a = Words(std::vector<T>(kBlock, T{5})), b = a;
+      DenseUpdate<false, T>(a.data(), x.data(), 1, c, 1.0f, &lanes_stream);
+      if constexpr (detail::kWideAsmAvailable) {
+        DenseUpdate<true, T>(b.data(), x.data(), 1, c, 1.0f, &wide_stream);
+        ASSERT_EQ(a, b);
+      }
+      const std::vector<T> got = Values<T>(a, kBlock);
+      for (std::size_t i = 0; i < kBlock; ++i) error[i] += (got[i] - 5) + static_cast<double>(c) * x[i];
+    }
+    // Each mean error within 5 standard errors of a Bernoulli mean, plus the resolution 2^-16.
+    for (std::size_t i = 0; i < kBlock; ++i) {
+      EXPECT_LT(std::abs(error[i] / trials), 5 * std::sqrt(0.25 / trials) + 0x1.0p-16) << c << " " << i;
+    }
+  }
+}
+
+// Two writers store whole blocks of A or of B over the same coordinates while a reader loads
+// them: every coordinate read is A or B, never a mix of their bytes.
+template <bool kAsm>
+void NeverTorn() {
+  using T = std::int16_t;
+  constexpr std::size_t kWords = 4 * kWordsPerBlock<T>;
+  alignas(64) static std::uint64_t shared[kWords];
+  const T a = 0x00ff, b = 0x7f00;  // both bytes differ
+  const I16x16 all_a = I16x16{} + a, all_b = I16x16{} + b;
+  for (std::size_t w = 0; w < kWords; w += kWordsPerBlock<T>) StoreBlock<false, T>(shared + w, all_a);
+  std::atomic<bool> stop{false};
+  auto writer = [&](T v) {
+    const I16x16 block = v == a ? all_a : all_b;
+    while (!stop.load(std::memory_order_relaxed)) {
+      for (std::size_t w = 0; w < kWords; w += kWordsPerBlock<T>) StoreBlock<kAsm, T>(shared + w, block);
+      std::this_thread::yield();  // 16 workers on 2 cores: no unbounded spinning
+    }
+  };
+  std::thread ta(writer, a), tb(writer, b);
+  std::size_t torn = 0;
+  for (int round = 0; round < 200000; ++round) {
+    // Blocks at word offsets 0 and 1: aligned, and across the alignment (a line split too).
+    for (std::size_t w = 0; w + kWordsPerBlock<T> <= kWords; w += kWordsPerBlock<T> - 1) {
+      const I16x16 v = LoadBlock<kAsm, T>(shared + w);
+      for (std::size_t i = 0; i < kBlock; ++i) torn += (v[i] != a && v[i] != b) ? 1 : 0;
+    }
+    if (round % 64 == 0) std::this_thread::yield();
+  }
+  stop.store(true, std::memory_order_relaxed);
+  ta.join();
+  tb.join();
+  EXPECT_EQ(torn, 0u);
+}
+
+TEST(BuckwildBlocks, ACoordinateIsNeverTornWordByWord) { NeverTorn<false>(); }
+
+TEST(BuckwildBlocks, ACoordinateIsNeverTornByTheVectorInstructions) {
+  if constexpr (detail::kWideAsmAvailable) {
+    NeverTorn<true>();
+  } else {
+    GTEST_SKIP() << "no vector instructions on this target";
+  }
+}
+
+}  // namespace
+}  // namespace corral::internal::buckwild
