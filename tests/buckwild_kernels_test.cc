@@ -115,6 +115,33 @@ TYPED_TEST(BuckwildKernels, UpdateRoundsToNearestAndClampsAndKeepsThePaddingZero
   }
 }
 
+// The next step's dot product summed from the blocks as they are stored: DenseDot's value after
+// the update, in both variants, stochastic rounding or not.
+TYPED_TEST(BuckwildKernels, UpdateSumsTheNextRowsDotFromTheStoredBlocks) {
+  using T = typename TypeParam::Model;
+  using D = typename TypeParam::Data;
+  const std::size_t n = 4800;  // past int16 x int8's flush
+  std::vector<D> x = Grid<D>(PaddedLength(n), 5), next = Grid<D>(PaddedLength(n), 6, true);
+  for (std::vector<D>* row : {&x, &next}) std::fill(row->begin() + static_cast<std::ptrdiff_t>(n), row->end(), D{0});
+  for (const bool stochastic : {false, true}) {
+    Rng rng(12, 0);
+    RoundingStream stream;
+    stream.Seed(rng);
+    std::vector<std::uint64_t> lanes = Words(Grid<T>(n, 7)), wide = lanes;
+    const std::size_t blocks = PaddedLength(n) / kBlock;
+    RoundingStream copy = stream;
+    const std::int64_t fused = DenseUpdate<false, T>(lanes.data(), x.data(), blocks, 0.25f, 0.999f,
+                                                     stochastic ? &stream : nullptr, next.data(), next.data());
+    EXPECT_EQ(fused, (DenseDot<false, T>(lanes.data(), next.data(), blocks, next.data()))) << stochastic;
+    if constexpr (detail::kWideAsmAvailable) {
+      EXPECT_EQ((DenseUpdate<true, T>(wide.data(), x.data(), blocks, 0.25f, 0.999f, stochastic ? &copy : nullptr,
+                                      next.data(), next.data())),
+                fused);
+      EXPECT_EQ(wide, lanes);
+    }
+  }
+}
+
 // A step of a fraction f of a quantum lands on the grid's two neighbours with the
 // probabilities that make its mean the step itself; both variants draw the same numbers.
 TYPED_TEST(BuckwildKernels, StochasticRoundingIsUnbiased) {

@@ -1,7 +1,9 @@
 // Over 300 lines: each vector step has an AVX2 form and a portable one beside it, which the
 // sanitizer builds run and the tests hold to the same results.
 // Buckwild!'s dense kernels (internal): the dot product of a dense row with the shared
-// fixed-point model, and the row's rounded update of it, 16 coordinates (a block) at a time.
+// fixed-point model, and the row's rounded update of it, 16 coordinates (a block) at a time;
+// the update also sums the next row's dot product from the blocks it stores, so that a step
+// reads the model once.
 //
 // The model is an array of 64-bit words, each holding 8 int8 or 4 int16 coordinates (T). A
 // block, 32 bytes of int16 or 16 of int8, is loaded and stored whole by one vector instruction
@@ -250,26 +252,53 @@ struct RoundingStream {
   }
 };
 
+// Blocks of D per cache line, the prefetches' stride.
+template <typename D>
+inline constexpr std::size_t kBlocksPerLine = std::max<std::size_t>(1, 64 / (kBlock * sizeof(D)));
+
+// An exact sum of products of T and D grid values, a block at a time: pair sums in int32,
+// widened into int64 every kBlocksPerFlush blocks.
+template <typename T, typename D>
+class ExactDot {
+ public:
+  void Add(Block<T> q, Block<D> x) {
+    sum_ += MultiplyAddPairs(Widen<T>(q), Widen<D>(x));
+    if (++pending_ == kBlocksPerFlush<T, D>) Flush();
+  }
+  // Add, for block b of rows read in order, with the line of `ahead` at block b asked for
+  // every 64 bytes of D.
+  void Add(Block<T> q, Block<D> x, const D* ahead, std::size_t b) {
+    if (b % kBlocksPerLine<D> == 0) __builtin_prefetch(ahead);
+    Add(q, x);
+  }
+  std::int64_t Value() {
+    Flush();
+    return (total_[0] + total_[1]) + (total_[2] + total_[3]);
+  }
+
+ private:
+  void Flush() {
+    total_ += __builtin_convertvector(__builtin_shufflevector(sum_, sum_, 0, 1, 2, 3), I64x4) +
+              __builtin_convertvector(__builtin_shufflevector(sum_, sum_, 4, 5, 6, 7), I64x4);
+    sum_ = I32x8{};
+    pending_ = 0;
+  }
+  I32x8 sum_{};
+  I64x4 total_{};
+  std::size_t pending_ = 0;
+};
+
 // sum_j q_j x_j over `blocks` blocks of the shared model (words from `model`) and the private
 // row x, exactly. `ahead`: the row the worker reads next (as long; may be x), asked of the
 // memory system a cache line per 64 bytes of x as the sum goes (a shuffled row otherwise
 // misses the cache on every line).
 template <bool kAsm, typename T, typename D>
 std::int64_t DenseDot(const std::uint64_t* model, const D* x, std::size_t blocks, const D* ahead) {
-  constexpr std::size_t kBlocksPerLine = std::max<std::size_t>(1, 64 / (kBlock * sizeof(D)));
-  I64x4 total{};
-  for (std::size_t b = 0; b < blocks;) {
-    const std::size_t end = std::min(blocks, b + kBlocksPerFlush<T, D>);
-    I32x8 sum{};
-    for (; b < end; ++b) {
-      if (b % kBlocksPerLine == 0) __builtin_prefetch(ahead + b * kBlock);
-      sum += MultiplyAddPairs(Widen<T>(LoadBlock<kAsm, T>(model + b * kWordsPerBlock<T>)),
-                              Widen<D>(PrivateBlock(x + b * kBlock)));
-    }
-    total += __builtin_convertvector(__builtin_shufflevector(sum, sum, 0, 1, 2, 3), I64x4) +
-             __builtin_convertvector(__builtin_shufflevector(sum, sum, 4, 5, 6, 7), I64x4);
+  ExactDot<T, D> dot;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    dot.Add(LoadBlock<kAsm, T>(model + b * kWordsPerBlock<T>), PrivateBlock(x + b * kBlock), ahead + b * kBlock, b);
   }
-  return (total[0] + total[1]) + (total[2] + total[3]);
+  return dot.Value();
 }
 
 // Lanes 0-7 from lo, 8-15 from hi: y = t 2^15 in float, rounded to the nearest integer (ties
@@ -309,40 +338,58 @@ inline Block<T> RoundToGrid(F32x8 lo, F32x8 hi, I32x8 r_lo, I32x8 r_hi) {
 #endif
 }
 
+// One block of DenseUpdate: the shared words moved by the block x of the row, stored, and
+// returned.
+template <bool kAsm, typename T, typename D>
+inline Block<T> UpdateBlock(std::uint64_t* words, const D* x, float c, float scale, I32x8 r_lo, I32x8 r_hi) {
+  const Block<T> q = LoadBlock<kAsm, T>(words);
+  const F32x8 t_lo = (Floats<false, T>(q) - c * PrivateFloats<false>(x)) * scale;
+  const F32x8 t_hi = (Floats<true, T>(q) - c * PrivateFloats<true>(x)) * scale;
+  const Block<T> updated = RoundToGrid<T>(t_lo, t_hi, r_lo, r_hi);
+  StoreBlock<kAsm, T>(words, updated);
+  return updated;
+}
+
 // The shared model's blocks moved by row x's step with coefficient c: each coordinate
 // q <- (q - c x) * shrink rounded onto T's grid (module comment), stochastically with r from
 // `stream`, or to nearest when `stream` is null.
+// With `next` (a row as long as x), also the next step's dot product, exact, summed from each
+// block as this step stores it: the model the next step would load, less what other workers
+// write meanwhile (an asynchronous read HOGWILD! allows; one worker's result is the same bits
+// as a DenseDot after the update). It saves the next step a pass over the model: standalone,
+// 2,000 coordinates a row, 0.71-0.87 -> 0.59 us a step with the rows in cache. `ahead`: the
+// row after next (or `next` itself), asked for a line at a time as `next` is read.
 template <bool kAsm, typename T, typename D>
-void DenseUpdate(std::uint64_t* model, const D* x, std::size_t blocks, float c, float shrink,
-                 RoundingStream* stream) {
+std::int64_t DenseUpdate(std::uint64_t* model, const D* x, std::size_t blocks, float c, float shrink,
+                         RoundingStream* stream, const D* next = nullptr, const D* ahead = nullptr) {
   const float scale = shrink * (1 << kFractionBits);  // exact: a power of 2
-  const auto step = [&](std::size_t b, I32x8 r_lo, I32x8 r_hi) {
-    std::uint64_t* words = model + b * kWordsPerBlock<T>;
-    const Block<T> q = LoadBlock<kAsm, T>(words);
-    const F32x8 t_lo = (Floats<false, T>(q) - c * PrivateFloats<false>(x + b * kBlock)) * scale;
-    const F32x8 t_hi = (Floats<true, T>(q) - c * PrivateFloats<true>(x + b * kBlock)) * scale;
-    StoreBlock<kAsm, T>(words, RoundToGrid<T>(t_lo, t_hi, r_lo, r_hi));
-  };
+  // No lambda refers to `dot`: with its address taken the compiler kept it in memory through
+  // every asm store (measured 15% slower).
+  ExactDot<T, D> dot;
+  std::size_t b = 0;
   if (stream == nullptr) {
     const I32x8 half = I32x8{} + (1 << (kFractionBits - 1));
-    for (std::size_t b = 0; b < blocks; ++b) step(b, half, half);
-    return;
+    for (; b < blocks; ++b) {
+      const Block<T> updated = UpdateBlock<kAsm, T>(model + b * kWordsPerBlock<T>, x + b * kBlock, c, scale, half, half);
+      if (next != nullptr) dot.Add(updated, PrivateBlock(next + b * kBlock), ahead + b * kBlock, b);
+    }
+    return dot.Value();
   }
-  U32x8 even = stream->even, odd = stream->odd;  // in registers
+  U32x8 even = stream->even, odd = stream->odd;  // in registers (so no `b % 2 ? ...` reference)
   I32x8 lo, hi;
-  std::size_t b = 0;
-  for (; b + 2 <= blocks; b += 2) {
+  for (; b < blocks; b += 2) {
     RoundingStream::Next(even, lo, hi);
-    step(b, lo, hi);
+    const Block<T> first = UpdateBlock<kAsm, T>(model + b * kWordsPerBlock<T>, x + b * kBlock, c, scale, lo, hi);
+    if (next != nullptr) dot.Add(first, PrivateBlock(next + b * kBlock), ahead + b * kBlock, b);
+    if (b + 1 == blocks) break;
     RoundingStream::Next(odd, lo, hi);
-    step(b + 1, lo, hi);
-  }
-  if (b < blocks) {
-    RoundingStream::Next(even, lo, hi);
-    step(b, lo, hi);
+    const std::size_t b1 = b + 1;
+    const Block<T> second = UpdateBlock<kAsm, T>(model + b1 * kWordsPerBlock<T>, x + b1 * kBlock, c, scale, lo, hi);
+    if (next != nullptr) dot.Add(second, PrivateBlock(next + b1 * kBlock), ahead + b1 * kBlock, b1);
   }
   stream->even = even;
   stream->odd = odd;
+  return dot.Value();
 }
 
 }  // namespace corral::internal::buckwild
