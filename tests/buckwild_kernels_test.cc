@@ -16,10 +16,6 @@
 
 #include "engine/src/modes/buckwild_kernels.h"
 
-// As in the header: 32-byte vectors returned by inline functions, which GCC warns about in
-// builds without AVX.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 namespace corral::internal::buckwild {
 namespace {
 

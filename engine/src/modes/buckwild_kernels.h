@@ -50,8 +50,8 @@
 #include "models/src/wide_params.h"
 
 // The 32-byte vectors below pass between inline functions only. Without AVX GCC warns that
-// their calling convention differs from an AVX build's, which concerns no caller here.
-#pragma GCC diagnostic push
+// their calling convention differs from an AVX build's, which concerns no caller here. Not
+// popped: GCC reports it where the templates are instantiated, at the end of the includer.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace corral::internal::buckwild {
@@ -393,5 +393,3 @@ std::int64_t DenseUpdate(std::uint64_t* model, const D* x, std::size_t blocks, f
 }
 
 }  // namespace corral::internal::buckwild
-
-#pragma GCC diagnostic pop
