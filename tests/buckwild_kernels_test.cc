@@ -4,6 +4,7 @@
 // beyond the grid are clamped; padding stays zero; the asm variant and the word-by-word one
 // (the sanitizer builds') give the same bits; and a stored block is never seen torn within a
 // coordinate by a concurrent load.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -34,14 +35,14 @@ std::vector<E> Grid(std::size_t n, std::uint32_t seed, bool extremes = false) {
 template <typename T>
 std::vector<std::uint64_t> Words(const std::vector<T>& grid) {
   std::vector<std::uint64_t> words(PaddedLength(grid.size()) * sizeof(T) / sizeof(std::uint64_t), 0);
-  std::memcpy(words.data(), grid.data(), grid.size() * sizeof(T));
+  if (!grid.empty()) std::memcpy(words.data(), grid.data(), grid.size() * sizeof(T));  // not null
   return words;
 }
 
 template <typename T>
 std::vector<T> Values(const std::vector<std::uint64_t>& words, std::size_t n) {
   std::vector<T> out(n);
-  std::memcpy(out.data(), words.data(), n * sizeof(T));
+  if (n > 0) std::memcpy(out.data(), words.data(), n * sizeof(T));
   return out;
 }
 
