@@ -364,7 +364,7 @@ std::int64_t DenseUpdate(std::uint64_t* model, const D* x, std::size_t blocks, f
                          RoundingStream* stream, const D* next = nullptr, const D* ahead = nullptr) {
   const float scale = shrink * (1 << kFractionBits);  // exact: a power of 2
   // No lambda refers to `dot`: with its address taken the compiler kept it in memory through
-  // every asm store (measured 15% slower).
+  // every asm store (standalone, rows in cache: 0.81 against 0.59 us a step).
   ExactDot<T, D> dot;
   std::size_t b = 0;
   if (stream == nullptr) {
