@@ -14,19 +14,33 @@
 namespace corral {
 
 float detail::DenseDot(std::span<const float> w, std::span<const float> x) {
+  // Sixteen lanes held as registers of the machine's width: GCC lowers a 64-byte generic
+  // vector through the stack where the widest register is 32 bytes (AVX2), which took twice
+  // as long (standalone, 2,000 features, rows from memory: 1.8-1.9 against 0.7-0.9 us a row). Each
+  // lane's operations are the same either way, so are the bits.
   constexpr std::size_t kLanes = 16;
-  typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
+#if defined(__AVX__)
+  constexpr std::size_t kPart = 8;
+#else
+  constexpr std::size_t kPart = 4;
+#endif
+  constexpr std::size_t kParts = kLanes / kPart;
+  typedef float Part __attribute__((vector_size(kPart * sizeof(float))));
   const std::size_t n = std::min(w.size(), x.size());
-  Lanes acc{};
+  Part acc[kParts] = {};
   std::size_t u = 0;
   for (; u + kLanes <= n; u += kLanes) {
-    Lanes a, b;
-    std::memcpy(&a, w.data() + u, sizeof a);
-    std::memcpy(&b, x.data() + u, sizeof b);
-    acc += a * b;
+    for (std::size_t p = 0; p < kParts; ++p) {
+      Part a, b;
+      std::memcpy(&a, w.data() + u + p * kPart, sizeof a);
+      std::memcpy(&b, x.data() + u + p * kPart, sizeof b);
+      acc[p] += a * b;
+    }
   }
   float sum = 0;
-  for (std::size_t i = 0; i < kLanes; ++i) sum += acc[i];
+  for (std::size_t p = 0; p < kParts; ++p) {
+    for (std::size_t i = 0; i < kPart; ++i) sum += acc[p][i];
+  }
   for (; u < n; ++u) sum += w[u] * x[u];
   return sum;
 }
