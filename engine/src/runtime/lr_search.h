@@ -159,10 +159,11 @@ StepSizeSearch SearchStepSizeOn(const M& model, const Dataset& train, const Sear
   const float momentum = options.momentum;
   const std::vector<std::size_t>& picks = rows.picks;
   // A linear model stepping one sample at a time takes the workers' fused step
-  // (linear_step.h), about three times the generic path's rate: the step the run itself takes.
-  // AdaGrad's rows step one at a time whatever the layout (the run's AdaGradSteps).
+  // (linear_step.h; on dense rows its wide kernels), about three times the generic path's rate:
+  // the step the run itself takes. AdaGrad's rows step one at a time whatever the layout (the
+  // run's AdaGradSteps).
   const bool adagrad = kIsLinear<M> && optimizer == Optimizer::kAdaGrad;
-  const bool fused = kIsLinear<M> && batch == 1 && (adagrad || !train.is_dense());
+  const bool fused = kIsLinear<M> && batch == 1;
   // The sampled rows are gathered into one copy first, which every candidate's pass and scoring
   // then stream through in order. Reading them where they lie instead (a9a's 10,000 picks of
   // 32,561 rows, one random row per step) measured 0.9x the copy's search time on one VM and
