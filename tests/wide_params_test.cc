@@ -66,6 +66,32 @@ TEST(WideParams, UpdateIsTheProximalStepOfEachCoordinate) {
   }
 }
 
+// The fused kernel (the hogwild worker's step on dense rows) is the update with one shrink
+// factor followed by the dot with the next row, bit for bit: the model it stores and the sum it
+// returns, in both variants, at every length around the vector and unrolled widths.
+template <bool kAsm>
+void FusedIsUpdateThenDot() {
+  for (std::size_t n = 0; n <= 6 * kWideLanes + 3; ++n) {
+    const std::vector<float> x = Values(n, 6), next = Values(n, 7), start = Values(n, 8);
+    const std::vector<float> shrink(n, 0.96875f);
+    std::vector<float> fused = start, apart = start;
+    const float sum = WideShrinkUpdateDot<kAsm>(Params(fused), x, 0.375f, 0.96875f, next.data(), next.data());
+    WideShrinkUpdate<kAsm>(Params(apart), x, 0.375f, shrink.data());
+    EXPECT_EQ(Bits(sum), Bits(WideDot<kAsm>(Params(apart), next, next.data()))) << n;
+    for (std::size_t u = 0; u < n; ++u) EXPECT_EQ(Bits(fused[u]), Bits(apart[u])) << n << " " << u;
+  }
+}
+
+TEST(WideParams, FusedUpdateAndDotIsTheUpdateThenTheDotLaneByLane) { FusedIsUpdateThenDot<false>(); }
+
+TEST(WideParams, FusedUpdateAndDotIsTheUpdateThenTheDotWithTheWideInstructions) {
+  if constexpr (kWideAsmAvailable) {
+    FusedIsUpdateThenDot<true>();
+  } else {
+    GTEST_SKIP() << "no wide instructions on this target";
+  }
+}
+
 // Two writers store whole vectors of A or of B over the same coordinates while a reader loads
 // them: every coordinate read is A or B, never a mix of their bytes (the contract of Params'
 // relaxed accesses, which the wide ones keep).

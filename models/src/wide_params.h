@@ -36,6 +36,10 @@
 #include <cstring>
 #include <span>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <corral/params.h>
 
 namespace corral::detail {
@@ -108,6 +112,40 @@ inline WideFloats PrivateLoad(const float* p) {
   return v;
 }
 
+inline WideFloats Broadcast(float f) {
+  WideFloats v;
+  for (std::size_t i = 0; i < kWideLanes; ++i) v[i] = f;
+  return v;
+}
+
+// acc + a * b: one rounding where the target has FMA, else two. Written out because GCC's
+// contraction of a * b + c into an FMA depends on the loop around it (measured: WideDot's main
+// loop contracted, its last vector loop and scalar tail did not), and WideShrinkUpdateDot
+// must sum exactly as WideDot does wherever each is inlined.
+inline WideFloats MulAdd(WideFloats acc, WideFloats a, WideFloats b) {
+#if defined(__FMA__) && defined(__AVX__)
+  return _mm256_fmadd_ps(a, b, acc);
+#elif defined(__FMA__)
+  return _mm_fmadd_ps(a, b, acc);
+#elif defined(__x86_64__)
+  WideFloats product = a * b;
+  asm("" : "+x"(product));  // the product stays apart from the add: no contraction
+  return acc + product;
+#else
+  for (std::size_t i = 0; i < kWideLanes; ++i) acc[i] = __builtin_fmaf(a[i], b[i], acc[i]);
+  return acc;
+#endif
+}
+inline float MulAdd(float acc, float a, float b) {
+#if defined(__FMA__) || !defined(__x86_64__)
+  return __builtin_fmaf(a, b, acc);
+#else
+  float product = a * b;
+  asm("" : "+x"(product));
+  return acc + product;
+#endif
+}
+
 // sum_u w_u x_u over u < x.size() <= w.size(), in a fixed order: four vector accumulators, each
 // lane a strided partial sum, added pairwise, then the lanes in order, then the scalar tail.
 // `ahead` (x.size() floats; may be x itself): the caller's next row, asked for line by line
@@ -125,16 +163,16 @@ float WideDot(Params w, std::span<const float> x, const float* ahead) {
     for (std::size_t line = 0; line < 4 * kWideLanes * sizeof(float); line += 64) {
       __builtin_prefetch(reinterpret_cast<const char*>(ahead + u) + line);
     }
-    a0 += WideLoad<kAsm>(p + u) * PrivateLoad(&x[u]);
-    a1 += WideLoad<kAsm>(p + u + kWideLanes) * PrivateLoad(&x[u + kWideLanes]);
-    a2 += WideLoad<kAsm>(p + u + 2 * kWideLanes) * PrivateLoad(&x[u + 2 * kWideLanes]);
-    a3 += WideLoad<kAsm>(p + u + 3 * kWideLanes) * PrivateLoad(&x[u + 3 * kWideLanes]);
+    a0 = MulAdd(a0, WideLoad<kAsm>(p + u), PrivateLoad(&x[u]));
+    a1 = MulAdd(a1, WideLoad<kAsm>(p + u + kWideLanes), PrivateLoad(&x[u + kWideLanes]));
+    a2 = MulAdd(a2, WideLoad<kAsm>(p + u + 2 * kWideLanes), PrivateLoad(&x[u + 2 * kWideLanes]));
+    a3 = MulAdd(a3, WideLoad<kAsm>(p + u + 3 * kWideLanes), PrivateLoad(&x[u + 3 * kWideLanes]));
   }
-  for (; u + kWideLanes <= n; u += kWideLanes) a0 += WideLoad<kAsm>(p + u) * PrivateLoad(&x[u]);
+  for (; u + kWideLanes <= n; u += kWideLanes) a0 = MulAdd(a0, WideLoad<kAsm>(p + u), PrivateLoad(&x[u]));
   const WideFloats a = (a0 + a1) + (a2 + a3);
   float sum = 0;
   for (std::size_t i = 0; i < kWideLanes; ++i) sum += a[i];
-  for (; u < n; ++u) sum += w.Load(u) * x[u];
+  for (; u < n; ++u) sum = MulAdd(sum, w.Load(u), x[u]);
   return sum;
 }
 
@@ -145,10 +183,51 @@ void WideShrinkUpdate(Params w, std::span<const float> x, float step, const floa
   float* p = ParamsAccess::Data(w);
   const std::size_t n = x.size();
   std::size_t u = 0;
+  const WideFloats minus_step = Broadcast(-step);
   for (; u + kWideLanes <= n; u += kWideLanes) {
-    WideStore<kAsm>(p + u, (WideLoad<kAsm>(p + u) - step * PrivateLoad(&x[u])) * PrivateLoad(shrink + u));
+    WideStore<kAsm>(p + u, MulAdd(WideLoad<kAsm>(p + u), minus_step, PrivateLoad(&x[u])) * PrivateLoad(shrink + u));
   }
-  for (; u < n; ++u) w.Store(u, (w.Load(u) - step * x[u]) * shrink[u]);
+  for (; u < n; ++u) w.Store(u, MulAdd(w.Load(u), -step, x[u]) * shrink[u]);
+}
+
+// WideShrinkUpdate with one shrink factor for every coordinate (a dense set's: every row holds
+// every feature, so d_u = n), and, from the values it stores, the dot product of the updated
+// model with the row `next` (as long as x), summed in WideDot's order and operations: what
+// WideDot(w, next) returns right after the update when no other worker writes, in one pass
+// over the model instead of two. `ahead`: the row the caller reads after `next`, asked for as
+// in WideDot.
+template <bool kAsm = kWideAsm>
+float WideShrinkUpdateDot(Params w, std::span<const float> x, float step, float shrink,
+                          const float* next, const float* ahead) {
+  float* p = ParamsAccess::Data(w);
+  const std::size_t n = x.size();
+  const WideFloats minus_step = Broadcast(-step);
+  const auto update = [&](std::size_t u) {
+    const WideFloats v = MulAdd(WideLoad<kAsm>(p + u), minus_step, PrivateLoad(&x[u])) * shrink;
+    WideStore<kAsm>(p + u, v);
+    return v;
+  };
+  WideFloats a0{}, a1{}, a2{}, a3{};
+  std::size_t u = 0;
+  for (; u + 4 * kWideLanes <= n; u += 4 * kWideLanes) {
+    for (std::size_t line = 0; line < 4 * kWideLanes * sizeof(float); line += 64) {
+      __builtin_prefetch(reinterpret_cast<const char*>(ahead + u) + line);
+    }
+    a0 = MulAdd(a0, update(u), PrivateLoad(next + u));
+    a1 = MulAdd(a1, update(u + kWideLanes), PrivateLoad(next + u + kWideLanes));
+    a2 = MulAdd(a2, update(u + 2 * kWideLanes), PrivateLoad(next + u + 2 * kWideLanes));
+    a3 = MulAdd(a3, update(u + 3 * kWideLanes), PrivateLoad(next + u + 3 * kWideLanes));
+  }
+  for (; u + kWideLanes <= n; u += kWideLanes) a0 = MulAdd(a0, update(u), PrivateLoad(next + u));
+  const WideFloats a = (a0 + a1) + (a2 + a3);
+  float sum = 0;
+  for (std::size_t i = 0; i < kWideLanes; ++i) sum += a[i];
+  for (; u < n; ++u) {
+    const float v = MulAdd(w.Load(u), -step, x[u]) * shrink;
+    w.Store(u, v);
+    sum = MulAdd(sum, v, next[u]);
+  }
+  return sum;
 }
 
 }  // namespace corral::detail

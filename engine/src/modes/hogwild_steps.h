@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -86,6 +87,18 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
       // window's rows 0, 1, ..., laid out when the loop reaches hi.
       const bool windowed = self.layout.windowed();
       std::size_t lo = start, hi = start;
+      // A dense set's rows, read through the order (not in windows): every coordinate's shrink
+      // is the same (d_u = n), and each step's update sums the next step's margin.
+      std::optional<float> dense_shrink;
+      if (self.shard.is_dense() && !windowed && head == nullptr) {
+        const std::size_t n = std::min(self.shard.num_features(), d);
+        if (n > 0 && std::all_of(self.shrink.begin(), self.shrink.begin() + static_cast<std::ptrdiff_t>(n),
+                                 [&](float f) { return f == self.shrink[0]; })) {
+          dense_shrink = self.shrink[0];
+        }
+      }
+      float margin = 0;          // the next step's margin, when
+      bool have_margin = false;  // the step before summed it
       for (std::size_t k = start; k < order.size();) {
         if (halt.load(std::memory_order_relaxed)) break;
         std::size_t end = std::min(order.size(), k + chunk);
@@ -104,6 +117,16 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
             const std::size_t i = k - lo;
             if (k + kAhead < hi) PrefetchRow(self.shard, i + kAhead);
             LinearStepRow(model, w, self.shard, i, std::min(i + 1, hi - lo - 1), eta, self.shrink.data(), d);
+            continue;
+          }
+          if (head == nullptr && dense_shrink) {
+            // One pass over the model a step: this step's margin came from the last one's.
+            const std::size_t last = order.size() - 1;
+            const std::uint32_t next = order[std::min(k + 1, last)];
+            if (!have_margin) margin = DenseMargin(w, self.shard, r, next, d);
+            margin = DenseLinearStepThen(model, w, self.shard, r, margin, next, order[std::min(k + 2, last)],
+                                         eta, *dense_shrink, d);
+            have_margin = k < last;
             continue;
           }
           if (head == nullptr) {
@@ -130,6 +153,7 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
         self.position = end;
         steps.store(self.samples, std::memory_order_relaxed);  // progress display only
         between();
+        have_margin = false;  // hogwild++'s token may have moved the group's model
       }
       if (head != nullptr) self.hot.SyncAll(w);
       return;

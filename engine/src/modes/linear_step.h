@@ -77,6 +77,25 @@ inline void DenseLinearStep(const LinearModel<Loss>& model, Params w, std::span<
   detail::WideShrinkUpdate(w, x, eta * model.Derivative(margin, label, weight), shrink);
 }
 
+// DenseLinearStep on row r of a dense `data` in one pass over the model: its margin is given
+// (the step before computed it, or DenseMargin), the update's shrink factor is one for every
+// coordinate (d_u = n on a dense set), and row `next`'s margin on the updated model is returned
+// (`ahead`, the row after it, asked for meanwhile). Races: Params' contract (wide_params.h).
+template <typename Loss>
+inline float DenseLinearStepThen(const LinearModel<Loss>& model, Params w, const Dataset& data, std::size_t r,
+                                 float margin, std::size_t next, std::size_t ahead, float eta, float shrink,
+                                 std::size_t num_params) {
+  const std::size_t n = std::min(data.num_features(), num_params);
+  const float step = eta * model.Derivative(margin, data.Label(r), data.Weight(r));
+  return detail::WideShrinkUpdateDot(w, data.DenseRow(r).first(n), step, shrink, data.DenseRow(next).data(),
+                                     data.DenseRow(ahead).data());
+}
+// Row r's margin for DenseLinearStepThen (`ahead` asked for meanwhile).
+inline float DenseMargin(Params w, const Dataset& data, std::size_t r, std::size_t ahead, std::size_t num_params) {
+  const std::size_t n = std::min(data.num_features(), num_params);
+  return detail::WideDot(w, data.DenseRow(r).first(n), data.DenseRow(ahead).data());
+}
+
 // LinearStep or DenseLinearStep for row r of `data`, as its storage asks; `next`: the row the
 // caller steps on next (r itself when none).
 template <typename Loss>
