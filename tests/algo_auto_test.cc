@@ -14,6 +14,7 @@
 #include <corral/corral.h>
 
 #include "expect_bad_config.h"
+#include "temp_file.h"
 #include "test_data.h"
 
 namespace corral {
@@ -137,12 +138,6 @@ TEST(AlgoAuto, AGivenAlgorithmIsKeptWithoutAReason) {
   EXPECT_EQ(ToString(Algorithm::kAuto), "auto");
   const std::vector<Algorithm> modes = Algorithms();
   EXPECT_EQ(std::count(modes.begin(), modes.end(), Algorithm::kAuto), 0);
-}
-
-std::filesystem::path TempPath(const std::string& name) {
-  return std::filesystem::temp_directory_path() /
-         (name + "_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-          ::testing::UnitTest::GetInstance()->current_test_info()->name());
 }
 
 nlohmann::json SummaryLine(const std::filesystem::path& path) {

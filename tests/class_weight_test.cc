@@ -15,7 +15,7 @@
 namespace corral {
 namespace {
 
-std::vector<float> RandomWeights(std::size_t n, std::uint64_t seed) {
+std::vector<float> RandomParams(std::size_t n, std::uint64_t seed) {
   Rng rng(seed);
   std::vector<float> w(n);
   for (float& v : w) v = rng.UniformFloat() - 0.5f;
@@ -41,7 +41,7 @@ TEST(ClassWeight, WeightedGradientsMatchFiniteDifferences) {
   const SyntheticSplit data = testing::SmallProblem();
   const std::vector<float> weights = {0.3f, 4.0f};
   const LogisticModel logistic(data.train, 0.01f, weights);
-  const std::vector<float> w = RandomWeights(logistic.NumParams(), 3);
+  const std::vector<float> w = RandomParams(logistic.NumParams(), 3);
   testing::ExpectGradientMatches(logistic, w, data.train, {0});
   testing::ExpectGradientMatches(logistic, w, data.train, {1, 2, 3, 4, 5, 6, 7, 8});
   const HingeModel hinge(data.train, 0.01f, weights);
@@ -54,7 +54,7 @@ TEST(ClassWeight, WeightedGradientsMatchFiniteDifferences) {
 
   const Dataset three = Labelled({1, 2, 5, 1, 2, 5, 5, 5}, 4);
   const SoftmaxModel softmax(three, 0.02f, Bias::kLearned, std::vector<float>{0.5f, 2.0f, 3.0f});
-  const std::vector<float> ws = RandomWeights(softmax.NumParams(), 5);
+  const std::vector<float> ws = RandomParams(softmax.NumParams(), 5);
   for (std::uint32_t r = 0; r < 3; ++r) testing::ExpectGradientMatches(softmax, ws, three, {r});
   testing::ExpectGradientMatches(softmax, ws, three, {0, 1, 2, 3, 4, 5, 6, 7});
 }
@@ -63,7 +63,7 @@ TEST(ClassWeight, ScalesARowsDataGradientByItsClassWeight) {
   const SyntheticSplit data = testing::SmallProblem();
   const LogisticModel plain(data.train, 0.01f);
   const LogisticModel weighted(data.train, 0.01f, std::vector<float>{0.25f, 3.0f});
-  std::vector<float> w = RandomWeights(plain.NumParams(), 6);
+  std::vector<float> w = RandomParams(plain.NumParams(), 6);
   SparseGrad a = plain.MakeGrad(data.train, 1), b = weighted.MakeGrad(data.train, 1);
   LogisticModel::Workspace ws;
   for (std::uint32_t r = 0; r < 20; ++r) {

@@ -57,7 +57,7 @@ std::string CsvText(int rows) {
   return text;
 }
 
-std::string RatingsText() {
+std::string TabbedRatingsText() {
   std::string text;
   for (int r = 0; r < 300; ++r) {
     text += std::to_string(r * 7919 % 101) + '\t' + std::to_string(r * 104729 % 211) + '\t' +
@@ -111,7 +111,7 @@ INSTANTIATE_TEST_SUITE_P(
         ConvertCase{"LibsvmOneRow", "a.svm", "1 3:0.5", {}},
         ConvertCase{"CsvHeaderAndLastColumnLabel", "a.csv", CsvText(300), {.csv_label_column = -1}},
         ConvertCase{"CsvWidened", "a.csv", CsvText(50), {.num_features = 5}},
-        ConvertCase{"RatingsLoadedWhole", "a.tsv", RatingsText(), {}}),
+        ConvertCase{"RatingsLoadedWhole", "a.tsv", TabbedRatingsText(), {}}),
     [](const auto& test) { return std::string(test.param.name); });
 
 // Over 1 MiB of cache: the checksum's blocks span pieces and sections.

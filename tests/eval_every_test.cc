@@ -13,7 +13,7 @@
 namespace corral {
 namespace {
 
-TrainConfig Config(int epochs, int eval_every) {
+TrainConfig EvalConfig(int epochs, int eval_every) {
   return {.threads = 1, .epochs = epochs, .seed = 5, .eval_every = eval_every};
 }
 
@@ -25,8 +25,8 @@ std::vector<int> Epochs(const TrainResult& r) {
 
 TEST(EvalEvery, AutoUnwatchedEvaluatesTheLastEpochOnlyWithTheSameModel) {
   const SyntheticSplit data = testing::SmallProblem();
-  const TrainResult every = Train(data.train, nullptr, Config(4, 1));
-  const TrainResult last = Train(data.train, nullptr, Config(4, kEvalAuto));
+  const TrainResult every = Train(data.train, nullptr, EvalConfig(4, 1));
+  const TrainResult last = Train(data.train, nullptr, EvalConfig(4, kEvalAuto));
   EXPECT_EQ(Epochs(every), (std::vector<int>{1, 2, 3, 4}));
   EXPECT_EQ(Epochs(last), (std::vector<int>{4}));
   EXPECT_EQ(last.params, every.params);  // bit for bit: evaluating never touches the model
@@ -37,8 +37,8 @@ TEST(EvalEvery, AutoUnwatchedEvaluatesTheLastEpochOnlyWithTheSameModel) {
 
 TEST(EvalEvery, EveryNEvaluatesItsMultiplesAndTheLastEpoch) {
   const SyntheticSplit data = testing::SmallProblem();
-  const TrainResult every = Train(data.train, nullptr, Config(5, 1));
-  const TrainResult second = Train(data.train, nullptr, Config(5, 2));
+  const TrainResult every = Train(data.train, nullptr, EvalConfig(5, 1));
+  const TrainResult second = Train(data.train, nullptr, EvalConfig(5, 2));
   ASSERT_EQ(Epochs(second), (std::vector<int>{2, 4, 5}));
   for (const EvalPoint& p : second.history) {
     EXPECT_EQ(p.objective, every.history[static_cast<std::size_t>(p.epoch - 1)].objective) << p.epoch;
@@ -49,20 +49,20 @@ TEST(EvalEvery, EveryNEvaluatesItsMultiplesAndTheLastEpoch) {
 TEST(EvalEvery, AutoEvaluatesEveryEpochWhenWatched) {
   const SyntheticSplit data = testing::SmallProblem();
   // By a test set, by an observer (the CLI's per-epoch lines, Python callbacks), by a target.
-  EXPECT_EQ(Train(data.train, &data.test, Config(3, kEvalAuto)).history.size(), 3u);
+  EXPECT_EQ(Train(data.train, &data.test, EvalConfig(3, kEvalAuto)).history.size(), 3u);
   int seen = 0;
   TrainObserver observer;
   observer.on_eval = [&seen](const EvalPoint&) { return ++seen > 0; };
-  EXPECT_EQ(Train(data.train, nullptr, Config(3, kEvalAuto), observer).history.size(), 3u);
+  EXPECT_EQ(Train(data.train, nullptr, EvalConfig(3, kEvalAuto), observer).history.size(), 3u);
   EXPECT_EQ(seen, 3);
-  TrainConfig target = Config(3, kEvalAuto);
+  TrainConfig target = EvalConfig(3, kEvalAuto);
   target.target_loss = -1.0;  // never reached
   EXPECT_EQ(Train(data.train, nullptr, target).history.size(), 3u);
 }
 
 TEST(EvalEvery, AStoppedRunEvaluatesTheEpochItStoppedAfter) {
   const SyntheticSplit data = testing::SmallProblem();
-  TrainConfig config = Config(50, kEvalAuto);
+  TrainConfig config = EvalConfig(50, kEvalAuto);
   config.time_limit_s = 1e-9;  // cuts the first epoch short
   const TrainResult r = Train(data.train, nullptr, config);
   EXPECT_EQ(r.stop_reason, StopReason::kTimeLimit);
@@ -86,7 +86,7 @@ TEST(EvalEvery, ADivergenceIsCaughtAtTheNextEvaluation) {
   // Values so large that the first step overflows the margin: the loss is +inf from epoch 1
   // on (hogwild_test's set) while the model stays finite, so only an evaluation sees it.
   const Dataset huge({0, 1, 3}, {0, 0, 1}, {1e30f, 1e30f, 1.0f}, {1.0f, -1.0f}, 2, "huge");
-  TrainConfig config = Config(6, 1);
+  TrainConfig config = EvalConfig(6, 1);
   config.lr = 1.0f;
   EXPECT_NE(DivergenceOf(huge, config).find("diverged at epoch 1: the loss is not finite"),
             std::string::npos);

@@ -25,7 +25,7 @@ using testing::PlantedRatings;
 using testing::SmallProblem;
 
 // Weights in [0, 2), a few exactly 0.
-std::vector<float> RandomWeights(std::size_t rows, std::uint64_t seed) {
+std::vector<float> RandomRowWeights(std::size_t rows, std::uint64_t seed) {
   Rng rng(seed);
   std::vector<float> w(rows);
   for (float& v : w) v = rng.Below(8) == 0 ? 0.0f : 2 * rng.UniformFloat();
@@ -33,7 +33,7 @@ std::vector<float> RandomWeights(std::size_t rows, std::uint64_t seed) {
 }
 
 Dataset Weighted(const Dataset& data, std::uint64_t seed) {
-  return data.WithWeights(RandomWeights(data.rows(), seed), "weights");
+  return data.WithWeights(RandomRowWeights(data.rows(), seed), "weights");
 }
 
 std::vector<float> RandomParams(std::size_t n, std::uint64_t seed) {

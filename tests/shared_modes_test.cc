@@ -17,6 +17,7 @@
 #include <corral/corral.h>
 
 #include "logistic_oracle.h"
+#include "temp_file.h"
 #include "test_data.h"
 
 namespace corral {
@@ -175,15 +176,6 @@ TEST(Stopping, CancelFromAnotherThread) {
   EXPECT_EQ(r.stop_reason, StopReason::kCancelled);
   EXPECT_EQ(r.history.size(), 2u);
   EXPECT_EQ(r.state.epochs_done, 2);
-}
-
-// A file name of this process and test (ctest runs tests in parallel processes).
-std::string TempPath(const std::string& name) {
-  std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  std::replace(test.begin(), test.end(), '/', '_');
-  return (std::filesystem::temp_directory_path() /
-          (name + "." + std::to_string(::getpid()) + "." + test))
-      .string();
 }
 
 class Resume : public ::testing::TestWithParam<Algorithm> {};
