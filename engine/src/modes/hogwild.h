@@ -58,7 +58,7 @@ class HogwildMode {
       }
     }
     if constexpr (!kLocked) {
-      HogwildSteps(model_, w_, self, eta, batch, start, kChunk, halt_, steps, [] {});
+      HogwildSteps(model_, w_, self, eta, batch, start, kChunk, halt_, steps, [] { return false; });
     } else {
       const std::span<const std::uint32_t> order(self.order);
       for (std::size_t k = start; k < order.size(); k += batch) {

@@ -166,7 +166,10 @@ class HogwildPPMode {
     const Params x(groups_[static_cast<std::size_t>(g)].x);
     try {
       HogwildSteps(model_, x, self, plan_.EpochLr(epoch), Batch(), start, chunk_, halt_, steps,
-                   [&] { Ring(self, g); });
+                   [&] {
+                     Ring(self, g);
+                     return true;
+                   });
     } catch (...) {
       if (self.holding) Pass(self, g);
       throw;

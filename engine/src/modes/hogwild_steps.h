@@ -61,8 +61,9 @@ struct HogwildWorker : ShardWorker<M> {
 // order. A linear model with batch 1 takes linear_step.h's fused loop (on the split rows and
 // the worker's hot copy when the mode gave it a head: synced on HotHead's schedule and at the
 // end), anything else Gradient() + ApplyStep(). About every `chunk` samples (and at no other time) the worker
-// checks `halt`, publishes its progress in `steps` and calls `between()`: hogwild++ passes its
-// ring's token there; hogwild passes a no-op.
+// checks `halt`, publishes its progress in `steps` and calls `between()`, which returns whether
+// the model may have been rewritten meanwhile: hogwild++ passes its ring's token there (true);
+// hogwild passes a no-op (false).
 template <typename M, typename Between>
 void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, std::size_t batch,
                   std::uint64_t start, std::size_t chunk, const std::atomic<bool>& halt,
@@ -91,7 +92,7 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
       // is the same (d_u = n), and each step's update sums the next step's margin.
       std::optional<float> dense_shrink;
       if (self.shard.is_dense() && !windowed && head == nullptr) {
-        const std::size_t n = std::min(self.shard.num_features(), d);
+        const std::size_t n = DenseWidth(self.shard, d);
         if (n > 0 && std::all_of(self.shrink.begin(), self.shrink.begin() + static_cast<std::ptrdiff_t>(n),
                                  [&](float f) { return f == self.shrink[0]; })) {
           dense_shrink = self.shrink[0];
@@ -119,7 +120,7 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
             LinearStepRow(model, w, self.shard, i, std::min(i + 1, hi - lo - 1), eta, self.shrink.data(), d);
             continue;
           }
-          if (head == nullptr && dense_shrink) {
+          if (dense_shrink) {
             // One pass over the model a step: this step's margin came from the last one's.
             const std::size_t last = order.size() - 1;
             const std::uint32_t next = order[std::min(k + 1, last)];
@@ -152,8 +153,7 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
         self.samples += end - self.position;
         self.position = end;
         steps.store(self.samples, std::memory_order_relaxed);  // progress display only
-        between();
-        have_margin = false;  // hogwild++'s token may have moved the group's model
+        if (between()) have_margin = false;  // hogwild++'s token may have moved the group's model
       }
       if (head != nullptr) self.hot.SyncAll(w);
       return;

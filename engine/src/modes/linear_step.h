@@ -63,6 +63,11 @@ inline void LinearStep(const LinearModel<Loss>& model, Params w, SparseRow x, fl
   ShrinkUpdate(w, x, eta * model.Derivative(margin, label, weight), shrink, num_params);
 }
 
+// How many of a dense row's values a step reads: features beyond the model's are ignored.
+inline std::size_t DenseWidth(const Dataset& data, std::size_t num_params) {
+  return std::min(data.num_features(), num_params);
+}
+
 // LinearStep for a dense row (its values, coordinate u at u), with the shared model moved
 // several coordinates per instruction (models/src/wide_params.h): the same update of each
 // coordinate, the margin summed in WideDot's order. `ahead`: the row the worker reads next
@@ -85,15 +90,14 @@ template <typename Loss>
 inline float DenseLinearStepThen(const LinearModel<Loss>& model, Params w, const Dataset& data, std::size_t r,
                                  float margin, std::size_t next, std::size_t ahead, float eta, float shrink,
                                  std::size_t num_params) {
-  const std::size_t n = std::min(data.num_features(), num_params);
   const float step = eta * model.Derivative(margin, data.Label(r), data.Weight(r));
-  return detail::WideShrinkUpdateDot(w, data.DenseRow(r).first(n), step, shrink, data.DenseRow(next).data(),
+  return detail::WideShrinkUpdateDot(w, data.DenseRow(r).first(DenseWidth(data, num_params)), step, shrink,
+                                     data.DenseRow(next).data(),
                                      data.DenseRow(ahead).data());
 }
 // Row r's margin for DenseLinearStepThen (`ahead` asked for meanwhile).
 inline float DenseMargin(Params w, const Dataset& data, std::size_t r, std::size_t ahead, std::size_t num_params) {
-  const std::size_t n = std::min(data.num_features(), num_params);
-  return detail::WideDot(w, data.DenseRow(r).first(n), data.DenseRow(ahead).data());
+  return detail::WideDot(w, data.DenseRow(r).first(DenseWidth(data, num_params)), data.DenseRow(ahead).data());
 }
 
 // LinearStep or DenseLinearStep for row r of `data`, as its storage asks; `next`: the row the
