@@ -11,14 +11,11 @@
 
 #include <corral/corral.h>
 
+#include "temp_file.h"
 #include "test_data.h"
 
 namespace corral {
 namespace {
-
-std::string ModelPath(const std::string& name) {
-  return (std::filesystem::path(::testing::TempDir()) / name).string();
-}
 
 class ModelFileRoundTrip : public ::testing::TestWithParam<ModelKind> {};
 
@@ -32,7 +29,7 @@ TEST_P(ModelFileRoundTrip, SaveLoadEvalGivesTheTrainingNumbers) {
   config.rank = 2;
   config.batch = kind == ModelKind::kMlp ? 4 : 1;
   const TrainResult r = Train(train, nullptr, config);
-  const std::string path = ModelPath("model_" + std::string(ToString(kind)) + ".corral");
+  const std::string path = TempPath("model_" + std::string(ToString(kind)) + ".corral");
   SaveModel(path, {r.model, r.params});
 
   const SavedModel loaded = LoadModel(path);
@@ -62,7 +59,7 @@ class DamagedModelFile : public ::testing::Test {
     const TrainResult r = Train(testing::SmallProblem().train, nullptr,
                                 {.threads = 1, .epochs = 1, .lr = 0.1f});
     // One file per test: ctest runs these tests in parallel processes.
-    path_ = ModelPath(std::string("damaged_") +
+    path_ = TempPath(std::string("damaged_") +
                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".corral");
     SaveModel(path_, {r.model, r.params});
     std::ifstream in(path_, std::ios::binary);
@@ -118,7 +115,7 @@ TEST(ModelFile, TrainingStateRoundTrips) {
   t.position = {7, 11};
   t.samples = 1234;
   t.optimizer = Optimizer::kMomentum;
-  const std::string path = ModelPath("state.corral");
+  const std::string path = TempPath("state.corral");
   SaveModel(path, saved);
   const TrainingState back = *LoadModel(path).training;
   EXPECT_EQ(back.optimizer, t.optimizer);
@@ -143,7 +140,7 @@ TEST(ModelFile, TrainingStateNamingAutoIsRefused) {
                                         {.threads = 1, .epochs = 1, .lr = 0.05f}));
   ASSERT_TRUE(saved.training.has_value());
   saved.training->algorithm = Algorithm::kAuto;
-  const std::string path = ModelPath("auto_state.corral");
+  const std::string path = TempPath("auto_state.corral");
   SaveModel(path, saved);
   try {
     LoadModel(path);
@@ -158,7 +155,7 @@ TEST(ModelFile, TrainingStateNamingAutoIsRefused) {
 TEST(ModelFile, TrainingStateNamingAnUnknownOptimizerIsRefused) {
   SavedModel saved = ToSavedModel(Train(testing::SmallProblem().train, nullptr,
                                         {.threads = 1, .epochs = 1, .lr = 0.05f}));
-  const std::string path = ModelPath("optimizer_state.corral");
+  const std::string path = TempPath("optimizer_state.corral");
   SaveModel(path, saved);
   std::ifstream in(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -188,7 +185,7 @@ TEST(ModelFile, TrainingStateNamingAnUnknownOptimizerIsRefused) {
 
 TEST(ModelFile, MissingFileIsAnIoError) {
   try {
-    LoadModel(ModelPath("no-such-model.corral"));
+    LoadModel(TempPath("no-such-model.corral"));
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kIo);

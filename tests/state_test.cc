@@ -1,8 +1,6 @@
 // Reproducible runs and the whole training state (issue 17): the round-based modes repeat bit
 // for bit whatever the thread scheduling (8 workers on 2 cores), and every mode resumes a
 // checkpoint where it stopped.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -17,6 +15,7 @@
 #include <corral/corral.h>
 
 #include "algorithm_names.h"
+#include "temp_file.h"
 #include "test_data.h"
 
 namespace corral {
@@ -70,12 +69,6 @@ bool RoundBasedMode(Algorithm a) {
   return std::find(std::begin(kRoundBased), std::end(kRoundBased), a) != std::end(kRoundBased);
 }
 
-std::string StatePath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("corral_state_" + std::to_string(::getpid()) + "_" + name))
-      .string();
-}
-
 // A deterministic run of mode `a`: the round-based modes at 3 workers (their result does not
 // depend on scheduling), the asynchronous ones at 1 (with more, the interleaving decides).
 // Local steps between rounds (gossip every 3) where the mode takes them, so that the saved
@@ -93,7 +86,7 @@ TrainConfig DeterministicConfig(Algorithm a) {
 TrainResult ResumedAfter(int epochs, const Dataset& train, const TrainConfig& config, const std::string& name) {
   TrainConfig first = config;
   first.epochs = epochs;
-  const std::string path = StatePath(name + ".model");
+  const std::string path = TempPath(name + ".model");
   SaveModel(path, ToSavedModel(Train(train, nullptr, first)));
   TrainConfig rest = config;
   rest.resume_path = path;
@@ -194,7 +187,7 @@ TEST(Checkpoint, SeededAsynchronousRunsResumeBitForBitOrRefuseTheSchedule) {
     const TrainResult whole = Train(data.train, nullptr, config);
     TrainConfig half = config;
     half.epochs = config.epochs / 2;
-    const std::string path = StatePath("seeded.model");
+    const std::string path = TempPath("seeded.model");
     SaveModel(path, ToSavedModel(Train(data.train, nullptr, half)));
     TrainConfig rest = config;
     rest.resume_path = path;
@@ -237,7 +230,7 @@ TEST(Checkpoint, CodecMemoriesResumeBitForBit) {
     }
     TrainConfig half = config;
     half.epochs = config.epochs / 2;
-    const std::string path = StatePath("codec.model");
+    const std::string path = TempPath("codec.model");
     SaveModel(path, ToSavedModel(Train(data.train, nullptr, half)));
     TrainConfig rest = config;
     rest.resume_path = path;
@@ -285,7 +278,7 @@ TEST(Init, FivePlusFiveEpochsEndWithinTheSpreadOfTenEpochRuns) {
   }
   TrainConfig five = ten;
   five.epochs = 5;
-  const std::string path = StatePath("init.model");
+  const std::string path = TempPath("init.model");
   const TrainResult first = Train(data.train, nullptr, five);
   SaveModel(path, ToSavedModel(first));
   TrainConfig more = five;
@@ -307,7 +300,7 @@ TEST(Init, ADimensionMismatchNamesBothSizes) {
   const SyntheticSplit large = testing::SmallProblem();
   const TrainConfig config{.threads = 1, .epochs = 1, .lr = 0.05f, .pin = Pin::kNone};
   const TrainResult trained = Train(small.train, nullptr, config);
-  const std::string path = StatePath("init_small.model");
+  const std::string path = TempPath("init_small.model");
   SaveModel(path, ToSavedModel(trained));
   TrainConfig init = config;
   init.init_path = path;
@@ -333,7 +326,7 @@ TEST(Checkpoint, AnotherWorkerCountOrAMissingReplicaIsRefused) {
   const TrainConfig config{.algorithm = Algorithm::kDpsgd, .threads = 3, .epochs = 1, .lr = 0.05f,
                            .pin = Pin::kNone, .gossip_every = 2};
   SavedModel saved = ToSavedModel(Train(data.train, nullptr, config));
-  const std::string path = StatePath("refused.model");
+  const std::string path = TempPath("refused.model");
   const auto resume = [&](TrainConfig c) -> std::string {
     c.resume_path = path;
     c.epochs = 2;
@@ -404,7 +397,7 @@ TEST(Checkpoint, OptimizerStateResumesBitForBit) {
         std::fill(values.begin(), values.end(), 0.0f);
       }
     }
-    const std::string path = StatePath("zeroed.model");
+    const std::string path = TempPath("zeroed.model");
     SaveModel(path, saved);
     TrainConfig rest = config;
     rest.resume_path = path;
@@ -433,7 +426,7 @@ std::string ResumeError(const Dataset& train, TrainConfig config, const std::str
 // adagrad or momentum.
 TEST(Checkpoint, AnotherOptimizerOrAFileWithoutOneIsRefused) {
   const SyntheticSplit data = TinyProblem();
-  const std::string path = StatePath("optimizer.model");
+  const std::string path = TempPath("optimizer.model");
   TrainConfig adagrad = OptimizerConfig(Algorithm::kHogwild, Optimizer::kAdaGrad);
   TrainConfig sgd = adagrad;
   sgd.optimizer = Optimizer::kSgd;
@@ -478,7 +471,7 @@ TEST(Checkpoint, AnotherOptimizerOrAFileWithoutOneIsRefused) {
 // length, a missing velocity, a velocity the run does not keep.
 TEST(Checkpoint, DamagedOptimizerStateIsRefused) {
   const SyntheticSplit data = TinyProblem();
-  const std::string path = StatePath("damaged_optimizer.model");
+  const std::string path = TempPath("damaged_optimizer.model");
   const auto refused = [&](TrainConfig config, SavedModel saved) {
     SaveModel(path, saved);
     config.epochs = 2;
@@ -516,7 +509,7 @@ TEST(Checkpoint, AHogwildPPTokenNoGroupCanHoldIsRefused) {
   SavedModel saved = ToSavedModel(Train(data.train, nullptr, config));
   ASSERT_TRUE(saved.training->mode.counters.contains("token"));
   saved.training->mode.counters["token"] = 7;  // odd: a group mid-mix; and past the 2 groups
-  const std::string path = StatePath("token.model");
+  const std::string path = TempPath("token.model");
   SaveModel(path, saved);
   TrainConfig resumed = config;
   resumed.resume_path = path;

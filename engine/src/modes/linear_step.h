@@ -92,8 +92,7 @@ inline float DenseLinearStepThen(const LinearModel<Loss>& model, Params w, const
                                  std::size_t num_params) {
   const float step = eta * model.Derivative(margin, data.Label(r), data.Weight(r));
   return detail::WideShrinkUpdateDot(w, data.DenseRow(r).first(DenseWidth(data, num_params)), step, shrink,
-                                     data.DenseRow(next).data(),
-                                     data.DenseRow(ahead).data());
+                                     data.DenseRow(next).data(), data.DenseRow(ahead).data());
 }
 // Row r's margin for DenseLinearStepThen (`ahead` asked for meanwhile).
 inline float DenseMargin(Params w, const Dataset& data, std::size_t r, std::size_t ahead, std::size_t num_params) {
