@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -80,7 +82,10 @@ TYPED_TEST(BuckwildKernels, DotIsTheExactSumInBothVariants) {
   }
 }
 
-TYPED_TEST(BuckwildKernels, UpdateRoundsToNearestAndClampsAndKeepsThePaddingZero) {
+// To nearest, each coordinate within half a quantum of t; stochastically, within a quantum of
+// it plus what the draws of the step's coefficients can move it (FixedStep: less than
+// (|q| + |x'|) / 2^s); both clamped to the grid, and a NaN step gives +max.
+TYPED_TEST(BuckwildKernels, UpdateRoundsAndClampsAndKeepsThePaddingZero) {
   using T = typename TypeParam::Model;
   using D = typename TypeParam::Data;
   constexpr double kMax = std::numeric_limits<T>::max();
@@ -88,28 +93,75 @@ TYPED_TEST(BuckwildKernels, UpdateRoundsToNearestAndClampsAndKeepsThePaddingZero
   const std::vector<T> q = Grid<T>(n, 3);
   std::vector<D> x = Grid<D>(PaddedLength(n), 4);
   std::fill(x.begin() + static_cast<std::ptrdiff_t>(n), x.end(), D{0});
-  // Small steps, steps that reach past the grid's ends, and a non-finite one.
-  for (const float c : {0.0f, 0.37f / std::numeric_limits<D>::max(), -2.5f, 3e3f, -1e30f, NAN}) {
-    const float shrink = 0.9990234f;
-    std::vector<std::uint64_t> lanes = Words(q), wide = Words(q);
-    DenseUpdate<false, T>(lanes.data(), x.data(), PaddedLength(n) / kBlock, c, shrink, nullptr);
-    if constexpr (detail::kWideAsmAvailable) {
-      DenseUpdate<true, T>(wide.data(), x.data(), PaddedLength(n) / kBlock, c, shrink, nullptr);
-      EXPECT_EQ(lanes, wide) << c;
-    }
-    const std::vector<T> got = Values<T>(lanes, PaddedLength(n));
-    for (std::size_t j = 0; j < n; ++j) {
-      const double t = (static_cast<double>(q[j]) - static_cast<double>(c) * x[j]) * shrink;
-      if (std::isnan(c)) {
-        EXPECT_EQ(got[j], kMax) << j;  // documented: a NaN gives +max
-      } else {
-        EXPECT_NEAR(got[j], std::clamp(t, -kMax, kMax), 0.5 + 1e-3) << c << " " << j;
+  Rng rng(13, 0);
+  RoundingStream stream;
+  stream.Seed(rng);
+  // Small steps, steps that reach past the grid's ends, and a non-finite one; a shrink whose
+  // fraction needs all of A's bits, and one that needs few.
+  for (const bool stochastic : {false, true}) {
+    for (const float shrink : {0.9990234f, 0.99999f}) {
+      for (const float c : {0.0f, 0.37f / std::numeric_limits<D>::max(), -2.5f, 3e3f, -1e30f, NAN}) {
+        std::vector<std::uint64_t> lanes = Words(q), wide = Words(q);
+        RoundingStream copy = stream;
+        DenseUpdate<false, T>(lanes.data(), x.data(), PaddedLength(n) / kBlock, c, shrink, stochastic ? &stream : nullptr);
+        if constexpr (detail::kWideAsmAvailable) {
+          DenseUpdate<true, T>(wide.data(), x.data(), PaddedLength(n) / kBlock, c, shrink, stochastic ? &copy : nullptr);
+          EXPECT_EQ(lanes, wide) << c;
+        }
+        const std::optional<FixedStep> fixed = MakeFixedStep<D>(c, shrink, 0, 0);
+        const std::vector<T> got = Values<T>(lanes, PaddedLength(n));
+        for (std::size_t j = 0; j < n; ++j) {
+          const double t = (static_cast<double>(q[j]) - static_cast<double>(c) * x[j]) * shrink;
+          double tolerance = 0.5 + 1e-3;
+          if (stochastic) {
+            tolerance = 1 + (fixed ? (std::abs(q[j]) + std::abs(x[j]) * std::ldexp(1.0, kDataShift<D>)) /
+                                         std::ldexp(1.0, fixed->bits)
+                                   : 1e-3);
+          }
+          if (std::isnan(c)) {
+            EXPECT_EQ(got[j], kMax) << j;  // documented: a NaN gives +max
+          } else {
+            EXPECT_NEAR(got[j], std::clamp(t, -kMax, kMax), tolerance) << stochastic << " " << c << " " << j;
+          }
+        }
+        if (std::isfinite(c)) {
+          for (std::size_t j = n; j < got.size(); ++j) EXPECT_EQ(got[j], 0) << c << " " << j;
+        }
       }
     }
-    if (std::isfinite(c)) {
-      for (std::size_t j = n; j < got.size(); ++j) EXPECT_EQ(got[j], 0) << c << " " << j;
+  }
+}
+
+// The fixed-point step: s in [1, 14], |A|, |b| <= 2^14, and over evenly spread draws the means
+// of A and b are 2^s shrink and -c shrink 2^(s-k) (to within the draws' spacing); no fixed
+// form for a step it cannot hold.
+TYPED_TEST(BuckwildKernels, FixedStepRoundsItsCoefficientsWithoutBias) {
+  using D = typename TypeParam::Data;
+  for (const float shrink : {1.0f, 0.99999f, 0.9990234f, 0.75f, 0.0f}) {
+    for (const float c : {0.0f, 1e-7f, -0.37f, 3.0f, -250.0f, 4000.0f}) {
+      const std::optional<FixedStep> first = MakeFixedStep<D>(c, shrink, 0, 0);
+      ASSERT_TRUE(first) << c << " " << shrink;
+      const int bits = first->bits;
+      EXPECT_GE(bits, 1);
+      EXPECT_LE(bits, 14);
+      constexpr int kDraws = 4096;  // u = i / 4096
+      double a_sum = 0, b_sum = 0;
+      for (std::uint32_t i = 0; i < kDraws; ++i) {
+        const std::optional<FixedStep> step = MakeFixedStep<D>(c, shrink, i << 20, (kDraws - 1 - i) << 20);
+        ASSERT_TRUE(step);
+        ASSERT_EQ(step->bits, bits);
+        EXPECT_LE(std::abs(step->a), 1 << 14);
+        EXPECT_LE(std::abs(step->b), 1 << 14);
+        a_sum += step->a;
+        b_sum += step->b;
+      }
+      EXPECT_NEAR(a_sum / kDraws, std::ldexp(static_cast<double>(shrink), bits), 1.0 / kDraws) << c << " " << shrink;
+      EXPECT_NEAR(b_sum / kDraws, -std::ldexp(static_cast<double>(c) * shrink, bits - kDataShift<D>), 1.0 / kDraws)
+          << c << " " << shrink;
     }
   }
+  for (const float c : {NAN, INFINITY, 1e9f}) EXPECT_FALSE(MakeFixedStep<D>(c, 0.9f, 0, 0)) << c;
+  for (const float shrink : {-0.5f, 1.5f, NAN}) EXPECT_FALSE(MakeFixedStep<D>(0.1f, shrink, 0, 0)) << shrink;
 }
 
 // The next step's dot product summed from the blocks as they are stored: DenseDot's value after
@@ -140,7 +192,8 @@ TYPED_TEST(BuckwildKernels, UpdateSumsTheNextRowsDotFromTheStoredBlocks) {
 }
 
 // A step of a fraction f of a quantum lands on the grid's two neighbours with the
-// probabilities that make its mean the step itself; both variants draw the same numbers.
+// probabilities that make its mean the step itself; both variants draw the same numbers. Also
+// near the grid's end with a shrink, where the draw of A moves the result too (FixedStep).
 TYPED_TEST(BuckwildKernels, StochasticRoundingIsUnbiased) {
   using T = typename TypeParam::Model;
   using D = typename TypeParam::Data;
@@ -151,21 +204,33 @@ TYPED_TEST(BuckwildKernels, StochasticRoundingIsUnbiased) {
   lanes_stream.Seed(rng);
   RoundingStream wide_stream = lanes_stream;
   const int trials = 100000;
-  for (const float c : {0.001f, 0.25f, 0.5f, 0.75f, 0.97f}) {
-    std::vector<double> error(kBlock, 0);
-    for (int k = 0; k < trials; ++k) {
-      std::vector<std::uint64_t> a = Words(std::vector<T>(kBlock, T{5})), b = a;
-      DenseUpdate<false, T>(a.data(), x.data(), 1, c, 1.0f, &lanes_stream);
-      if constexpr (detail::kWideAsmAvailable) {
-        DenseUpdate<true, T>(b.data(), x.data(), 1, c, 1.0f, &wide_stream);
-        ASSERT_EQ(a, b);
+  const T top = std::numeric_limits<T>::max() - 3;
+  for (const auto& [start, shrink] : {std::pair<T, float>{T{5}, 1.0f}, std::pair<T, float>{top, 0.9999f}}) {
+    for (const float c : {0.001f, 0.25f, 0.5f, 0.75f, 0.97f}) {
+      std::vector<double> error(kBlock, 0), square(kBlock, 0);
+      for (int k = 0; k < trials; ++k) {
+        std::vector<std::uint64_t> a = Words(std::vector<T>(kBlock, start)), b = a;
+        DenseUpdate<false, T>(a.data(), x.data(), 1, c, shrink, &lanes_stream);
+        if constexpr (detail::kWideAsmAvailable) {
+          DenseUpdate<true, T>(b.data(), x.data(), 1, c, shrink, &wide_stream);
+          ASSERT_EQ(a, b);
+        }
+        const std::vector<T> got = Values<T>(a, kBlock);
+        for (std::size_t i = 0; i < kBlock; ++i) {
+          const double e = got[i] - (start - static_cast<double>(c) * x[i]) * shrink;
+          error[i] += e;
+          square[i] += e * e;
+        }
       }
-      const std::vector<T> got = Values<T>(a, kBlock);
-      for (std::size_t i = 0; i < kBlock; ++i) error[i] += (got[i] - 5) + static_cast<double>(c) * x[i];
-    }
-    // Each mean error within 5 standard errors of a Bernoulli mean, plus the resolution 2^-16.
-    for (std::size_t i = 0; i < kBlock; ++i) {
-      EXPECT_LT(std::abs(error[i] / trials), 5 * std::sqrt(0.25 / trials) + 0x1.0p-16) << c << " " << i;
+      // Each mean error within 5 standard errors (measured; at most a Bernoulli's, 1/2, where
+      // A is exact), plus the resolution 2^-16.
+      for (std::size_t i = 0; i < kBlock; ++i) {
+        const double mean = error[i] / trials, sd = std::sqrt(square[i] / trials - mean * mean);
+        EXPECT_LT(std::abs(mean), 5 * sd / std::sqrt(trials) + 0x1.0p-16) << c << " " << shrink << " " << i;
+        if (shrink == 1.0f) {
+          EXPECT_LE(sd, 0.5 + 1e-9) << c << " " << i;
+        }
+      }
     }
   }
 }
