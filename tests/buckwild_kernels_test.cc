@@ -1,6 +1,7 @@
 // buckwild's dense kernels (engine/src/modes/buckwild_kernels.h), at every pair of model and
 // data widths: the dot product is the exact integer sum, also past the int32 lanes' flush; the
-// update rounds to nearest within half a quantum, and stochastically without bias; values
+// update rounds to nearest within half a quantum, and stochastically without bias (the
+// fixed-point step's two coefficients too); values
 // beyond the grid are clamped; padding stays zero; the asm variant and the word-by-word one
 // (the sanitizer builds') give the same bits; and a stored block is never seen torn within a
 // coordinate by a concurrent load.

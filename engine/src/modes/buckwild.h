@@ -303,7 +303,7 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
     const std::vector<std::uint32_t>& order = self.order;
     const std::uint32_t r = order[k];
     const std::uint32_t next = k + 1 < order.size() ? order[k + 1] : r;
-    if (k + 2 < order.size()) PrefetchLabel(self.shard, order[k + 2]);  // its rows: the kernels'
+    if (k + 2 < order.size()) PrefetchLabel(self.shard, order[k + 2]);  // its row: DenseUpdate's `ahead`
     if (!sum) sum = DenseMarginSum(self, r, next);
     const float c = DenseCoefficient(self, r, *sum, eta);
     if (k + 1 == order.size()) {

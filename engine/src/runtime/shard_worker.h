@@ -65,8 +65,9 @@ inline std::size_t StepsPerEpoch(std::size_t rows, int workers, std::size_t batc
 }
 
 // Asks the memory system for row r's label and weight ahead of use: in a shuffled epoch each is
-// a cache miss the worker would wait for (buckwild's dense steps, before this: three quarters
-// of the step's own time outside the kernels, on the label's load).
+// a cache miss the worker would wait for (the dense loops of buckwild and hogwild, whose
+// kernels ask for the row itself: before this, three quarters or more of their time outside
+// the kernels was on the label's load).
 inline void PrefetchLabel(const Dataset& data, std::size_t r) {
   __builtin_prefetch(&data.labels()[r]);
   if (data.weighted()) __builtin_prefetch(&data.weights()[r]);
