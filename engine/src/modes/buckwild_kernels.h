@@ -311,6 +311,20 @@ std::int64_t DenseDot(const std::uint64_t* model, const D* x, std::size_t blocks
   return dot.Value();
 }
 
+#if defined(__AVX2__)
+// 16 int16 words, in order, onto T's grid +-max(T): saturated (packsswb for int8), then
+// -max(T) - 1, the one value saturation leaves past the lower end, raised to -max(T).
+template <typename T>
+inline Block<T> OnGrid(__m256i words) {
+  if constexpr (sizeof(T) == 1) {
+    const __m128i bytes = _mm_packs_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1));
+    return reinterpret_cast<I8x16>(_mm_max_epi8(bytes, _mm_set1_epi8(-127)));
+  } else {
+    return reinterpret_cast<I16x16>(_mm256_max_epi16(words, _mm256_set1_epi16(-32767)));
+  }
+}
+#endif
+
 // Lanes 0-7 from lo, 8-15 from hi: y = t 2^15 in float, rounded to the nearest integer (ties
 // to even) z, then floor((z + r) / 2^15), clamped to T's grid +-max(T). A NaN gives +max(T).
 template <typename T>
@@ -319,7 +333,7 @@ inline Block<T> RoundToGrid(F32x8 lo, F32x8 hi, I32x8 r_lo, I32x8 r_hi) {
 #if defined(__AVX2__)
   // The upper bound in float (minps returns its second operand for a NaN). Below, cvtps2dq
   // gives INT_MIN for anything under -2^31 and the packs saturate, so -max(T) - 1 is the only
-  // value past the lower bound, and the last max removes it. packssdw packs within 128-bit
+  // value past the lower bound, and OnGrid raises it. packssdw packs within 128-bit
   // halves ([lo 0-3, hi 0-3, lo 4-7, hi 4-7]); vpermq puts the words in order.
   const __m256 top = _mm256_set1_ps(kTop);
   const auto grid = [&](F32x8 y, I32x8 r) {
@@ -327,12 +341,7 @@ inline Block<T> RoundToGrid(F32x8 lo, F32x8 hi, I32x8 r_lo, I32x8 r_hi) {
     return _mm256_srai_epi32(_mm256_add_epi32(z, reinterpret_cast<__m256i>(r)), kFractionBits);
   };
   const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(grid(lo, r_lo), grid(hi, r_hi)), 0xd8);
-  if constexpr (sizeof(T) == 1) {
-    const __m128i bytes = _mm_packs_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1));
-    return reinterpret_cast<I8x16>(_mm_max_epi8(bytes, _mm_set1_epi8(-127)));
-  } else {
-    return reinterpret_cast<I16x16>(_mm256_max_epi16(words, _mm256_set1_epi16(-32767)));
-  }
+  return OnGrid<T>(words);
 #else
   Block<T> out;
   for (std::size_t i = 0; i < kBlock; ++i) {
@@ -412,8 +421,8 @@ inline Block<T> FixedStepBlock(Block<T> q, const D* x, FixedStep step, I32x8 r_l
   // Each 32-bit lane of a pair vector holds (q_j, x'_j), so pmaddwd with (A, b) gives
   // A q_j + b x'_j. unpacklo/hi pair coordinates within 128-bit halves (lo: 0-3, 8-11; hi: 4-7,
   // 12-15), and packssdw packs lo's and hi's halves side by side, which puts the words back in
-  // order. The packs saturate, so -max(T) - 1 is the only value past the grid's lower end; the
-  // max removes it.
+  // order. The packs saturate, so -max(T) - 1 is the only value past the grid's lower end;
+  // OnGrid raises it.
   const __m256i qw = reinterpret_cast<__m256i>(Widen<T>(q));
   const __m256i xw = _mm256_slli_epi16(reinterpret_cast<__m256i>(Widen<D>(PrivateBlock(x))), kDataShift<D>);
   const auto pair = [](std::int16_t low, std::int16_t high) {
@@ -427,12 +436,7 @@ inline Block<T> FixedStepBlock(Block<T> q, const D* x, FixedStep step, I32x8 r_l
   };
   const __m256i words =
       _mm256_packs_epi32(grid(_mm256_unpacklo_epi16(qw, xw), r_lo), grid(_mm256_unpackhi_epi16(qw, xw), r_hi));
-  if constexpr (sizeof(T) == 1) {
-    const __m128i bytes = _mm_packs_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1));
-    return reinterpret_cast<I8x16>(_mm_max_epi8(bytes, _mm_set1_epi8(-127)));
-  } else {
-    return reinterpret_cast<I16x16>(_mm256_max_epi16(words, _mm256_set1_epi16(-32767)));
-  }
+  return OnGrid<T>(words);
 #else
   Block<T> out;
   for (std::size_t i = 0; i < kBlock; ++i) {
