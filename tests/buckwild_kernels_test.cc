@@ -84,8 +84,8 @@ TYPED_TEST(BuckwildKernels, DotIsTheExactSumInBothVariants) {
 }
 
 // To nearest, each coordinate within half a quantum of t; stochastically, within a quantum of
-// it plus what the draws of the step's coefficients can move it (FixedStep: less than
-// (|q| + |x'|) / 2^s); both clamped to the grid, and a NaN step gives +max.
+// it, plus for int8 data what the draws of the step's coefficients can move it (FixedStep:
+// less than (|q| + |x'|) / 2^s); both clamped to the grid, and a NaN step gives +max.
 TYPED_TEST(BuckwildKernels, UpdateRoundsAndClampsAndKeepsThePaddingZero) {
   using T = typename TypeParam::Model;
   using D = typename TypeParam::Data;
@@ -109,13 +109,13 @@ TYPED_TEST(BuckwildKernels, UpdateRoundsAndClampsAndKeepsThePaddingZero) {
           DenseUpdate<true, T>(wide.data(), x.data(), PaddedLength(n) / kBlock, c, shrink, stochastic ? &copy : nullptr);
           EXPECT_EQ(lanes, wide) << c;
         }
-        const std::optional<FixedStep> fixed = MakeFixedStep<D>(c, shrink, 0, 0);
+        const std::optional<FixedStep> fixed = sizeof(D) == 1 ? MakeFixedStep(c, shrink, 0, 0) : std::nullopt;
         const std::vector<T> got = Values<T>(lanes, PaddedLength(n));
         for (std::size_t j = 0; j < n; ++j) {
           const double t = (static_cast<double>(q[j]) - static_cast<double>(c) * x[j]) * shrink;
           double tolerance = 0.5 + 1e-3;
           if (stochastic) {
-            tolerance = 1 + (fixed ? (std::abs(q[j]) + std::abs(x[j]) * std::ldexp(1.0, kDataShift<D>)) /
+            tolerance = 1 + (fixed ? (std::abs(q[j]) + std::abs(x[j]) * std::ldexp(1.0, fixed->shift)) /
                                          std::ldexp(1.0, fixed->bits)
                                    : 1e-3);
           }
@@ -133,36 +133,45 @@ TYPED_TEST(BuckwildKernels, UpdateRoundsAndClampsAndKeepsThePaddingZero) {
   }
 }
 
-// The fixed-point step: s in [1, 14], |A|, |b| <= 2^14, and over evenly spread draws the means
-// of A and b are 2^s shrink and -c shrink 2^(s-k) (to within the draws' spacing); no fixed
-// form for a step it cannot hold.
-TYPED_TEST(BuckwildKernels, FixedStepRoundsItsCoefficientsWithoutBias) {
-  using D = typename TypeParam::Data;
+// The fixed-point step (int8 data): k the least in [0, 8] with |c shrink| < 2^k, s in [1, 14],
+// |A|, |b| <= 2^14, and over evenly spread draws the means of A and b are 2^s shrink and
+// -c shrink 2^(s-k) (to within the draws' spacing); no fixed form for a step it cannot hold.
+TEST(BuckwildFixedStep, RoundsItsCoefficientsWithoutBias) {
   for (const float shrink : {1.0f, 0.99999f, 0.9990234f, 0.75f, 0.0f}) {
     for (const float c : {0.0f, 1e-7f, -0.37f, 3.0f, -250.0f, 4000.0f}) {
-      const std::optional<FixedStep> first = MakeFixedStep<D>(c, shrink, 0, 0);
+      const std::optional<FixedStep> first = MakeFixedStep(c, shrink, 0, 0);
       ASSERT_TRUE(first) << c << " " << shrink;
-      const int bits = first->bits;
+      const int bits = first->bits, shift = first->shift;
       EXPECT_GE(bits, 1);
       EXPECT_LE(bits, 14);
+      EXPECT_GE(shift, 0);
+      EXPECT_LE(shift, kMaxDataShift);
+      const double size = std::abs(static_cast<double>(c) * shrink);
+      if (shift < kMaxDataShift) {
+        EXPECT_LT(size, std::ldexp(1.0, shift)) << c << " " << shrink;
+      }
+      if (shift > 0) {
+        EXPECT_GE(size, std::ldexp(1.0, shift - 1)) << c << " " << shrink;
+      }
       constexpr int kDraws = 4096;  // u = i / 4096
       double a_sum = 0, b_sum = 0;
       for (std::uint32_t i = 0; i < kDraws; ++i) {
-        const std::optional<FixedStep> step = MakeFixedStep<D>(c, shrink, i << 20, (kDraws - 1 - i) << 20);
+        const std::optional<FixedStep> step = MakeFixedStep(c, shrink, i << 20, (kDraws - 1 - i) << 20);
         ASSERT_TRUE(step);
         ASSERT_EQ(step->bits, bits);
+        ASSERT_EQ(step->shift, shift);
         EXPECT_LE(std::abs(step->a), 1 << 14);
         EXPECT_LE(std::abs(step->b), 1 << 14);
         a_sum += step->a;
         b_sum += step->b;
       }
       EXPECT_NEAR(a_sum / kDraws, std::ldexp(static_cast<double>(shrink), bits), 1.0 / kDraws) << c << " " << shrink;
-      EXPECT_NEAR(b_sum / kDraws, -std::ldexp(static_cast<double>(c) * shrink, bits - kDataShift<D>), 1.0 / kDraws)
+      EXPECT_NEAR(b_sum / kDraws, -std::ldexp(static_cast<double>(c) * shrink, bits - shift), 1.0 / kDraws)
           << c << " " << shrink;
     }
   }
-  for (const float c : {NAN, INFINITY, 1e9f}) EXPECT_FALSE(MakeFixedStep<D>(c, 0.9f, 0, 0)) << c;
-  for (const float shrink : {-0.5f, 1.5f, NAN}) EXPECT_FALSE(MakeFixedStep<D>(0.1f, shrink, 0, 0)) << shrink;
+  for (const float c : {NAN, INFINITY, 1e9f}) EXPECT_FALSE(MakeFixedStep(c, 0.9f, 0, 0)) << c;
+  for (const float shrink : {-0.5f, 1.5f, NAN}) EXPECT_FALSE(MakeFixedStep(0.1f, shrink, 0, 0)) << shrink;
 }
 
 // The next step's dot product summed from the blocks as they are stored: DenseDot's value after
@@ -198,16 +207,25 @@ TYPED_TEST(BuckwildKernels, UpdateSumsTheNextRowsDotFromTheStoredBlocks) {
 TYPED_TEST(BuckwildKernels, StochasticRoundingIsUnbiased) {
   using T = typename TypeParam::Model;
   using D = typename TypeParam::Data;
-  std::vector<D> x(kBlock);
-  for (std::size_t i = 0; i < kBlock; ++i) x[i] = static_cast<D>(i % 2 == 0 ? 1 : -1);  // steps -c, +c
   Rng rng(11, 0);
   RoundingStream lanes_stream;
   lanes_stream.Seed(rng);
   RoundingStream wide_stream = lanes_stream;
   const int trials = 100000;
   const T top = std::numeric_limits<T>::max() - 3;
-  for (const auto& [start, shrink] : {std::pair<T, float>{T{5}, 1.0f}, std::pair<T, float>{top, 0.9999f}}) {
-    for (const float c : {0.001f, 0.25f, 0.5f, 0.75f, 0.97f}) {
+  const D end = std::numeric_limits<D>::max();
+  struct Case {
+    T start;
+    float shrink;
+    D x;  // the row's values: +-x
+  };
+  for (const Case& one : {Case{T{5}, 1.0f, D{1}}, Case{top, 0.9999f, D{1}}, Case{T{5}, 1.0f, end}}) {
+    const T start = one.start;
+    const float shrink = one.shrink;
+    std::vector<D> x(kBlock);
+    for (std::size_t i = 0; i < kBlock; ++i) x[i] = static_cast<D>(i % 2 == 0 ? one.x : -one.x);
+    for (const float f : {0.001f, 0.25f, 0.5f, 0.75f, 0.97f}) {
+      const float c = f / static_cast<float>(one.x);  // steps of -f, +f quanta
       std::vector<double> error(kBlock, 0), square(kBlock, 0);
       for (int k = 0; k < trials; ++k) {
         std::vector<std::uint64_t> a = Words(std::vector<T>(kBlock, start)), b = a;
@@ -223,13 +241,14 @@ TYPED_TEST(BuckwildKernels, StochasticRoundingIsUnbiased) {
           square[i] += e * e;
         }
       }
-      // Each mean error within 5 standard errors (measured; at most a Bernoulli's, 1/2, where
-      // A is exact), plus the resolution 2^-16.
+      // Each mean error within 5 standard errors (measured), plus the resolution 2^-16; where
+      // A is exact, the result on the two neighbours of the step (a spread of at most 1/2),
+      // also with the data at its grid's end (b's resolution).
       for (std::size_t i = 0; i < kBlock; ++i) {
         const double mean = error[i] / trials, sd = std::sqrt(square[i] / trials - mean * mean);
         EXPECT_LT(std::abs(mean), 5 * sd / std::sqrt(trials) + 0x1.0p-16) << c << " " << shrink << " " << i;
         if (shrink == 1.0f) {
-          EXPECT_LE(sd, 0.5 + 1e-9) << c << " " << i;
+          EXPECT_LE(sd, 0.5 + 1e-9) << c << " " << one.x << " " << i;
         }
       }
     }

@@ -22,14 +22,14 @@
 //
 // The update of coordinate q by the step's coefficient c (in model quanta per data quantum):
 // t = (q - c x) * shrink, rounded onto the grid.
-// - Stochastic rounding: in fixed point (FixedStep). The step's two coefficients, shrink and
-//   -c shrink, are rounded stochastically once per step to integers of s fraction bits, then
-//   each coordinate's q' = floor((A q + b x' + r) / 2^s) with r uniform on [0, 2^s), all in
-//   int32: E q' = t, without a float operation per coordinate.
-// - To nearest (and a step the fixed point cannot hold: MakeFixedStep): t in float as the scalar
-//   kernels compute it, z = t 2^15 rounded to the nearest integer (the vector unit's
-//   conversion), q' = floor((z + 2^14) / 2^15); a stochastic step here takes r uniform on
-//   [0, 2^15) instead of 2^14, unbiased to within 2^-16 of a quantum.
+// - Stochastic rounding of int8 data: in fixed point (FixedStep). The step's two
+//   coefficients, shrink and -c shrink, are rounded stochastically once per step to integers
+//   of s fraction bits, then each coordinate's q' = floor((A q + b x' + r) / 2^s) with r
+//   uniform on [0, 2^s), all in int32: E q' = t, without a float operation per coordinate.
+// - To nearest, int16 data, and a step the fixed point cannot hold (MakeFixedStep): t in
+//   float as the scalar kernels compute it, z = t 2^15 rounded to the nearest integer (the
+//   vector unit's conversion), q' = floor((z + 2^14) / 2^15); a stochastic step here takes r
+//   uniform on [0, 2^15) instead of 2^14, unbiased to within 2^-16 of a quantum.
 // Either way q' is clamped to +-max(T).
 //
 // Rows and the model are padded to whole blocks with zeros. A padded coordinate adds nothing to
@@ -368,55 +368,64 @@ inline Block<T> FloatStepBlock(Block<T> q, const D* x, float c, float scale, I32
 
 // The fixed-point form of a step under stochastic rounding (module comment): with s fraction
 // bits, q' = floor((A q + b x' + r) / 2^s) clamped to the grid, r uniform on the integers
-// [0, 2^s), x' = x 2^k with k = 8 for int8 data (the value in an int16's high byte; k = 0 for
-// int16 data), and the step's two coefficients rounded stochastically once per step (u, u'
-// uniform on [0, 1)):
+// [0, 2^s), x' = x 2^k, and the step's two coefficients rounded stochastically once per step
+// (u, u' uniform on [0, 1)):
 //   A = 2^s + floor(-(1 - shrink) 2^s + u),   b = floor(-c shrink 2^(s-k) + u').
 // Given A and b each coordinate's rounding is exact; over their draws E A = 2^s shrink and
 // E b x' = -c shrink x 2^s (to within 2^-24), so E q' = (q - c x) shrink, the float form's
-// mean, before clamping. s is the most bits, at most 14, that keep |A|, |b| <= 2^14: then
-// |A q + b x' + r| < 2^31 for every pair of widths, and A, b are int16 operands of pmaddwd,
-// which multiplies each coordinate's pair (q, x') by (A, b) and adds them in one instruction.
+// mean, before clamping. A and b are int16 operands of pmaddwd, which multiplies each
+// coordinate's pair (q, x') by (A, b) and adds them in one instruction; with |A|, |b| <= 2^14
+// and |x'| < 2^15, |A q + b x' + r| < 2^31 for every pair of widths.
+// - k, the data's shift: the least in [0, 8] with |c shrink| < 2^k (int8 values fit an int16
+//   8 bits over). It gives b the range of a step of up to 2^8 quanta a data quantum while
+//   keeping b's resolution relative to the step.
+// - s: the most bits, at most 14, that keep |A|, |b| <= 2^14 (14 unless the step is 2^8
+//   quanta a data quantum or more).
+// What the draws add to a coordinate's variance: q^2 Var(A) / 2^2s + x'^2 Var(b) / 2^2s, each
+// Var at most 1/4, against stochastic rounding's own (up to 1/4).
+// - A's fraction is about eta l2 2^s, so the first is at most q^2 eta l2 / 2^s: at the int16
+//   grid's end with s = 14, 2^16 eta l2 quanta^2 (0.07 at eta l2 = 10^-6).
+// - The second: with k = 0, at most (x / 2^14)^2 / 4, 10^-5 at the int8 grid's end; with
+//   k > 0 (then 2^k <= 2 |c shrink|) at most 2^-26 (c x)^2, a 2^-13 relative spread of the
+//   step's own size.
+// Int8 data only: with int16 data's values b's resolution, 2^-14 quanta a data quantum, would
+// add up to 1 quantum^2 at the data grid's end; int16 data keeps the float form.
 // Against the float form, per 16 coordinates: no conversions to and from float, no float
 // arithmetic, no rounding. A first version standalone (2,000 int8 values a row, int16 model,
 // rows from memory, the two alternated): 0.80-0.88 -> 0.47-0.58 us a step.
-// What the draws add to a coordinate's variance: q^2 Var(A) / 2^2s + x'^2 Var(b) / 2^2s. A's
-// fraction is about eta l2 2^s, so the first is at most q^2 eta l2 / 2^s: at the int16 grid's
-// end with s = 14 (any c below 2^8 quanta per int8 data quantum) 2^16 eta l2 quanta^2, 0.07 at
-// eta l2 = 10^-6, against stochastic rounding's own, up to 1/4. The second is at most
-// (x 2^k / 2^s)^2 / 4: 10^-5 for int8 data, up to 1 for int16 data at its grid's end.
 struct FixedStep {
-  int bits = 0;  // s
+  int bits = 0;   // s
+  int shift = 0;  // k
   std::int16_t a = 0, b = 0;  // A and b
 };
 
-// k above: bits of x' below the int16 value of x.
-template <typename D>
-inline constexpr int kDataShift = 16 - 8 * static_cast<int>(sizeof(D));
+// The most k above: the bits an int16 holds beyond an int8's.
+inline constexpr int kMaxDataShift = 8;
 
 // The step's fixed-point form from c, shrink and two uniform 32-bit numbers; nullopt where it
 // has none: c not finite (the float form clamps it; NaN gives +max), shrink outside [0, 1], or
 // a step that needs s < 1 (2^13 quanta of the model per unit of x' or more: the grid's ends are
 // reached anyway, and the float form clamps).
-template <typename D>
-std::optional<FixedStep> MakeFixedStep(float c, float shrink, std::uint32_t u, std::uint32_t v) {
+inline std::optional<FixedStep> MakeFixedStep(float c, float shrink, std::uint32_t u, std::uint32_t v) {
   if (!std::isfinite(c) || !(shrink >= 0 && shrink <= 1)) return std::nullopt;
   // In double, exactly: products of two floats, powers of 2, and 24-bit fractions.
   const double a = -(1.0 - static_cast<double>(shrink));
-  const double b = std::ldexp(-static_cast<double>(c) * static_cast<double>(shrink), -kDataShift<D>);
+  const double step = -static_cast<double>(c) * static_cast<double>(shrink);
+  const int shift = step != 0 ? std::clamp(std::ilogb(step) + 1, 0, kMaxDataShift) : 0;  // |step| < 2^k
+  const double b = std::ldexp(step, -shift);
   const double largest = std::max(std::abs(a), std::abs(b));
   const int bits = largest > 0 ? std::min(14, 13 - std::ilogb(largest)) : 14;  // largest 2^s < 2^14
   if (bits < 1) return std::nullopt;
   const auto draw = [bits](double coefficient, std::uint32_t uniform) {
     return static_cast<std::int16_t>(std::floor(std::ldexp(coefficient, bits) + (uniform >> 8) * 0x1.0p-24));
   };
-  return FixedStep{bits, static_cast<std::int16_t>((1 << bits) + draw(a, u)), draw(b, v)};
+  return FixedStep{bits, shift, static_cast<std::int16_t>((1 << bits) + draw(a, u)), draw(b, v)};
 }
 
 // Row x's block moved from q by the fixed-point form of `step`: lanes 0-7 of r_lo round
 // coordinates 0-3 and 8-11, those of r_hi 4-7 and 12-15 (the order of the AVX2 form's pairs).
-template <typename T, typename D>
-inline Block<T> FixedStepBlock(Block<T> q, const D* x, FixedStep step, I32x8 r_lo, I32x8 r_hi) {
+template <typename T>
+inline Block<T> FixedStepBlock(Block<T> q, const std::int8_t* x, FixedStep step, I32x8 r_lo, I32x8 r_hi) {
 #if defined(__AVX2__)
   // Each 32-bit lane of a pair vector holds (q_j, x'_j), so pmaddwd with (A, b) gives
   // A q_j + b x'_j. unpacklo/hi pair coordinates within 128-bit halves (lo: 0-3, 8-11; hi: 4-7,
@@ -424,7 +433,8 @@ inline Block<T> FixedStepBlock(Block<T> q, const D* x, FixedStep step, I32x8 r_l
   // order. The packs saturate, so -max(T) - 1 is the only value past the grid's lower end;
   // OnGrid raises it.
   const __m256i qw = reinterpret_cast<__m256i>(Widen<T>(q));
-  const __m256i xw = _mm256_slli_epi16(reinterpret_cast<__m256i>(Widen<D>(PrivateBlock(x))), kDataShift<D>);
+  const __m256i xw =
+      _mm256_sll_epi16(reinterpret_cast<__m256i>(Widen<std::int8_t>(PrivateBlock(x))), _mm_cvtsi32_si128(step.shift));
   const auto pair = [](std::int16_t low, std::int16_t high) {
     return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint16_t>(high)) << 16 |
                                      static_cast<std::uint16_t>(low));
@@ -442,7 +452,7 @@ inline Block<T> FixedStepBlock(Block<T> q, const D* x, FixedStep step, I32x8 r_l
   for (std::size_t i = 0; i < kBlock; ++i) {
     const std::size_t lane = (i & 3) | ((i >> 1) & 4);
     const std::int32_t r = (i & 4) != 0 ? r_hi[lane] : r_lo[lane];
-    const std::int32_t z = std::int32_t{step.a} * q[i] + std::int32_t{step.b} * (x[i] * (1 << kDataShift<D>)) + r;
+    const std::int32_t z = std::int32_t{step.a} * q[i] + std::int32_t{step.b} * (x[i] * (1 << step.shift)) + r;
     constexpr std::int32_t kMax = std::numeric_limits<T>::max();
     out[i] = static_cast<T>(std::clamp(z >> step.bits, -kMax, kMax));  // >>: floor (C++20)
   }
@@ -493,7 +503,7 @@ std::int64_t UpdateBlocks(std::uint64_t* model, const D* x, std::size_t blocks, 
 
 // The shared model's blocks moved by row x's step with coefficient c: each coordinate
 // q <- (q - c x) * shrink rounded onto T's grid (module comment), stochastically with r from
-// `stream` (in fixed point: FixedStep), or to nearest when `stream` is null.
+// `stream` (int8 data in fixed point: FixedStep), or to nearest when `stream` is null.
 // With `next` (a row as long as x), also the next step's dot product, exact, summed from each
 // block as this step stores it: the model the next step would load, less what other workers
 // write meanwhile (an asynchronous read HOGWILD! allows; one worker's result is the same bits
@@ -503,13 +513,15 @@ std::int64_t UpdateBlocks(std::uint64_t* model, const D* x, std::size_t blocks, 
 template <bool kAsm, typename T, typename D>
 std::int64_t DenseUpdate(std::uint64_t* model, const D* x, std::size_t blocks, float c, float shrink,
                          RoundingStream* stream, const D* next = nullptr, const D* ahead = nullptr) {
-  if (stream != nullptr) {
-    const U32x8 u = RoundingStream::Step(stream->odd);  // A's and b's draws
-    if (const std::optional<FixedStep> step = MakeFixedStep<D>(c, shrink, u[0], u[1])) {
-      return UpdateBlocks<kAsm, T>(model, x, blocks, stream, step->bits, next, ahead,
-                                   [step = *step](Block<T> q, const D* row, I32x8 r_lo, I32x8 r_hi) {
-                                     return FixedStepBlock<T>(q, row, step, r_lo, r_hi);
-                                   });
+  if constexpr (sizeof(D) == 1) {  // int8 data: FixedStep
+    if (stream != nullptr) {
+      const U32x8 u = RoundingStream::Step(stream->odd);  // A's and b's draws
+      if (const std::optional<FixedStep> step = MakeFixedStep(c, shrink, u[0], u[1])) {
+        return UpdateBlocks<kAsm, T>(model, x, blocks, stream, step->bits, next, ahead,
+                                     [step = *step](Block<T> q, const D* row, I32x8 r_lo, I32x8 r_hi) {
+                                       return FixedStepBlock<T>(q, row, step, r_lo, r_hi);
+                                     });
+      }
     }
   }
   const float scale = shrink * (1 << kFractionBits);  // exact: a power of 2
