@@ -4,11 +4,12 @@
 //
 // The dataset's values (D) and the shared model (T) are int8 or int16 fixed point with one scale
 // each (`--bits` for the data, `--model-bits` for the model) (DMGC: the dataset's precision is where a dense problem's memory traffic goes; 8-bit
-// values move a quarter of fp32's bytes). An update computed in float is rounded back onto
-// the model's grid either stochastically, unbiased (E = t, so steps smaller than a quantum
-// still move the model on average), or to nearest, which loses every step below half a
-// quantum (`--rounding nearest`). Sparse rows round floor(t + u), u ~ U[0,1) from the worker's
-// Rng; dense rows in fixed point with a per-worker xorshift (buckwild_kernels.h).
+// values move a quarter of fp32's bytes). An update t is rounded back onto the model's grid
+// either stochastically, unbiased (E = t, so steps smaller than a quantum still move the
+// model on average), or to nearest, which loses every step below half a quantum
+// (`--rounding nearest`). Sparse rows compute t in float and round floor(t + u), u ~ U[0,1)
+// from the worker's Rng; dense rows round in fixed point with a per-worker xorshift, and with
+// int8 data compute t in integers under stochastic rounding (buckwild_kernels.h, FixedStep).
 //
 // Races: as in HOGWILD!, workers read and write the shared model without locks. The model is
 // an array of 64-bit words (8 int8 or 4 int16 coordinates each), every access a relaxed

@@ -385,9 +385,9 @@ inline Block<T> FloatStepBlock(Block<T> q, const D* x, float c, float scale, I32
 // Var at most 1/4, against stochastic rounding's own (up to 1/4).
 // - A's fraction is about eta l2 2^s, so the first is at most q^2 eta l2 / 2^s: at the int16
 //   grid's end with s = 14, 2^16 eta l2 quanta^2 (0.07 at eta l2 = 10^-6).
-// - The second: with k = 0, at most (x / 2^14)^2 / 4, 10^-5 at the int8 grid's end; with
-//   k > 0 (then 2^k <= 2 |c shrink|) at most 2^-26 (c x)^2, a 2^-13 relative spread of the
-//   step's own size.
+// - The second, with s = 14: with k = 0, at most (x / 2^14)^2 / 4, 10^-5 at the int8 grid's
+//   end; with k > 0 (then 2^k <= 2 |c shrink|) at most 2^-28 (c x)^2, a standard deviation of
+//   2^-14 of the step's own size.
 // Int8 data only: with int16 data's values b's resolution, 2^-14 quanta a data quantum, would
 // add up to 1 quantum^2 at the data grid's end; int16 data keeps the float form.
 // Against the float form, per 16 coordinates: no conversions to and from float, no float
