@@ -1,7 +1,6 @@
 // Model files: save, load and evaluate every model kind; reject damaged files.
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -58,9 +57,7 @@ class DamagedModelFile : public ::testing::Test {
   void SetUp() override {
     const TrainResult r = Train(testing::SmallProblem().train, nullptr,
                                 {.threads = 1, .epochs = 1, .lr = 0.1f});
-    // One file per test: ctest runs these tests in parallel processes.
-    path_ = TempPath(std::string("damaged_") +
-                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".corral");
+    path_ = TempPath("damaged.corral");  // per process and test (temp_file.h)
     SaveModel(path_, {r.model, r.params});
     std::ifstream in(path_, std::ios::binary);
     bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

@@ -304,14 +304,15 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
     const std::vector<std::uint32_t>& order = self.order;
     const std::uint32_t r = order[k];
     const std::uint32_t next = k + 1 < order.size() ? order[k + 1] : r;
-    if (k + 2 < order.size()) PrefetchLabel(self.shard, order[k + 2]);  // its row: DenseUpdate's `ahead`
+    const std::uint32_t ahead = k + 2 < order.size() ? order[k + 2] : next;
+    PrefetchLabel(self.shard, ahead);  // its row: DenseUpdate's `ahead`
     if (!sum) sum = DenseMarginSum(self, r, next);
     const float c = DenseCoefficient(self, r, *sum, eta);
     if (k + 1 == order.size()) {
       DenseUpdate(self, r, c, eta);
       return std::nullopt;
     }
-    return DenseUpdate(self, r, c, eta, next, k + 2 < order.size() ? order[k + 2] : next);
+    return DenseUpdate(self, r, c, eta, next, ahead);
   }
   // Row r's margin on the model's and the data's grids (buckwild::DenseDot), `ahead` asked for
   // meanwhile.

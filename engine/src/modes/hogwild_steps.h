@@ -124,10 +124,10 @@ void HogwildSteps(const M& model, Params w, HogwildWorker<M>& self, float eta, s
             // One pass over the model a step: this step's margin came from the last one's.
             const std::size_t last = order.size() - 1;
             const std::uint32_t next = order[std::min(k + 1, last)];
-            PrefetchLabel(self.shard, order[std::min(k + 2, last)]);  // its row: the step's `ahead`
+            const std::uint32_t ahead = order[std::min(k + 2, last)];
+            PrefetchLabel(self.shard, ahead);  // its row: the step's `ahead`
             if (!have_margin) margin = DenseMargin(w, self.shard, r, next, d);
-            margin = DenseLinearStepThen(model, w, self.shard, r, margin, next, order[std::min(k + 2, last)],
-                                         eta, *dense_shrink, d);
+            margin = DenseLinearStepThen(model, w, self.shard, r, margin, next, ahead, eta, *dense_shrink, d);
             have_margin = k < last;
             continue;
           }
