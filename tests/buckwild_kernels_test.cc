@@ -2,9 +2,10 @@
 // data widths: the dot product is the exact integer sum, also past the int32 lanes' flush; the
 // update rounds to nearest within half a quantum, and stochastically without bias (the
 // fixed-point step's two coefficients too); values
-// beyond the grid are clamped; padding stays zero; the asm variant and the word-by-word one
-// (the sanitizer builds') give the same bits; and a stored block is never seen torn within a
-// coordinate by a concurrent load.
+// beyond the grid are clamped; padding stays zero; the fixed-point update is each block's step
+// in turn (under AVX-512, two blocks at a time with the same bits); the asm variant and the
+// word-by-word one (the sanitizer builds') give the same bits; and a stored block (or pair) is
+// never seen torn within a coordinate by a concurrent load.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -255,31 +256,75 @@ TYPED_TEST(BuckwildKernels, StochasticRoundingIsUnbiased) {
   }
 }
 
-// Two writers store whole blocks of A or of B over the same coordinates while a reader loads
-// them: every coordinate read is A or B, never a mix of their bytes.
-template <bool kAsm>
+// The update is each block's FixedStepBlock in turn, block b rounded with the stream's set
+// b % 4, and leaves the stream where those draws end: under AVX-512 it holds the pairs' form
+// (FixedStepPair) to the blocks' bits, at every count of blocks a pair loop can end on, and the
+// next row's dot product to the stored blocks.
+TEST(BuckwildFixedStep, UpdateIsTheBlocksStepsInTurn) {
+  using D = std::int8_t;
+  for (const std::size_t blocks : {1, 2, 3, 4, 5, 6, 7, 125}) {
+    const std::size_t n = blocks * kBlock;
+    const std::vector<D> x = Grid<D>(n, 21), next = Grid<D>(n, 22);
+    for (const float c : {0.37f, -3.5f, 300.0f}) {
+      Rng rng(blocks, 0);
+      RoundingStream stream;
+      stream.Seed(rng);
+      RoundingStream expected_stream = stream;
+      std::vector<std::uint64_t> model = Words(Grid<std::int16_t>(n, 23)), expected = model;
+      for (int step = 0; step < 2; ++step) {  // the second from where the first left the stream
+        const U32x8 u = RoundingStream::Step(expected_stream.sets[1]);
+        const std::optional<FixedStep> fixed = MakeFixedStep(c, 0.999f, u[0], u[1]);
+        ASSERT_TRUE(fixed) << c;
+        std::int64_t dot = 0;
+        for (std::size_t b = 0; b < blocks; ++b) {
+          I32x8 lo, hi;
+          RoundingStream::Next(expected_stream.sets[b % 4], fixed->bits, lo, hi);
+          std::uint64_t* words = expected.data() + b * kWordsPerBlock<std::int16_t>;
+          const I16x16 q = FixedStepBlock<std::int16_t>(LoadBlock<false, std::int16_t>(words), x.data() + b * kBlock,
+                                                        *fixed, lo, hi);
+          StoreBlock<false, std::int16_t>(words, q);
+          for (std::size_t i = 0; i < kBlock; ++i) dot += std::int64_t{q[i]} * next[b * kBlock + i];
+        }
+        EXPECT_EQ((DenseUpdate<detail::kWideAsmAvailable, std::int16_t>(model.data(), x.data(), blocks, c, 0.999f,
+                                                                         &stream, next.data(), next.data())),
+                  dot)
+            << blocks << " " << c;
+        EXPECT_EQ(model, expected) << blocks << " " << c << " " << step;
+        for (std::size_t k = 0; k < RoundingStream::kSets; ++k) {
+          for (int i = 0; i < 8; ++i) EXPECT_EQ(stream.sets[k][i], expected_stream.sets[k][i]) << blocks << " " << k;
+        }
+      }
+    }
+  }
+}
+
+// Two writers store whole vectors V of int16 A or B (blocks, or pairs under AVX-512) over the
+// same coordinates while a reader loads them: every coordinate read is A or B, never a mix of
+// their bytes.
+template <bool kAsm, typename V>
 void NeverTorn() {
   using T = std::int16_t;
-  constexpr std::size_t kWords = 4 * kWordsPerBlock<T>;
+  constexpr std::size_t kPerVector = sizeof(V) / sizeof(std::uint64_t), kWords = 4 * kPerVector;
   alignas(64) static std::uint64_t shared[kWords];
   const T a = 0x00ff, b = 0x7f00;  // both bytes differ
-  const I16x16 all_a = I16x16{} + a, all_b = I16x16{} + b;
-  for (std::size_t w = 0; w < kWords; w += kWordsPerBlock<T>) StoreBlock<false, T>(shared + w, all_a);
+  const V all_a = V{} + a, all_b = V{} + b;
+  for (std::size_t w = 0; w < kWords; w += kPerVector) StoreWords<false>(shared + w, all_a);
   std::atomic<bool> stop{false};
   auto writer = [&](T v) {
-    const I16x16 block = v == a ? all_a : all_b;
+    const V block = v == a ? all_a : all_b;
     while (!stop.load(std::memory_order_relaxed)) {
-      for (std::size_t w = 0; w < kWords; w += kWordsPerBlock<T>) StoreBlock<kAsm, T>(shared + w, block);
+      for (std::size_t w = 0; w < kWords; w += kPerVector) StoreWords<kAsm>(shared + w, block);
       std::this_thread::yield();  // 16 workers on 2 cores: no unbounded spinning
     }
   };
   std::thread ta(writer, a), tb(writer, b);
   std::size_t torn = 0;
   for (int round = 0; round < 200000; ++round) {
-    // Blocks at word offsets 0 and 1: aligned, and across the alignment (a line split too).
-    for (std::size_t w = 0; w + kWordsPerBlock<T> <= kWords; w += kWordsPerBlock<T> - 1) {
-      const I16x16 v = LoadBlock<kAsm, T>(shared + w);
-      for (std::size_t i = 0; i < kBlock; ++i) torn += (v[i] != a && v[i] != b) ? 1 : 0;
+    // Vectors at word offsets 0 and kPerVector - 1: aligned, and across the alignment (a line
+    // split too).
+    for (std::size_t w = 0; w + kPerVector <= kWords; w += kPerVector - 1) {
+      const V v = LoadWords<kAsm, V>(shared + w);
+      for (std::size_t i = 0; i < sizeof(V) / sizeof(T); ++i) torn += (v[i] != a && v[i] != b) ? 1 : 0;
     }
     if (round % 64 == 0) std::this_thread::yield();
   }
@@ -289,14 +334,26 @@ void NeverTorn() {
   EXPECT_EQ(torn, 0u);
 }
 
-TEST(BuckwildBlocks, ACoordinateIsNeverTornWordByWord) { NeverTorn<false>(); }
+TEST(BuckwildBlocks, ACoordinateIsNeverTornWordByWord) { NeverTorn<false, I16x16>(); }
 
 TEST(BuckwildBlocks, ACoordinateIsNeverTornByTheVectorInstructions) {
   if constexpr (detail::kWideAsmAvailable) {
-    NeverTorn<true>();
+    NeverTorn<true, I16x16>();
   } else {
     GTEST_SKIP() << "no vector instructions on this target";
   }
+}
+
+TEST(BuckwildBlocks, ACoordinateIsNeverTornByThePairsInstructions) {
+#if defined(__AVX512BW__)
+  if constexpr (detail::kWideAsmAvailable) {
+    NeverTorn<true, I16x32>();
+  } else {
+    GTEST_SKIP() << "no vector instructions on this target";
+  }
+#else
+  GTEST_SKIP() << "no AVX-512 on this target";
+#endif
 }
 
 }  // namespace

@@ -6,8 +6,9 @@
 // reads the model once.
 //
 // The model is an array of 64-bit words, each holding 8 int8 or 4 int16 coordinates (T). A
-// block, 32 bytes of int16 or 16 of int8, is loaded and stored whole by one vector instruction
-// in an extended asm statement, as the float model's wide access is (models/src/wide_params.h
+// block, 32 bytes of int16 or 16 of int8 (under AVX-512 the fixed-point step's pair of blocks,
+// 64 or 32 bytes), is loaded and stored whole by one vector instruction in an extended asm
+// statement, as the float model's wide access is (models/src/wide_params.h
 // says why that is defined, and what the hardware promises: every coordinate is read and
 // written whole, the block as a whole is not atomic, which is the asynchrony HOGWILD! allows).
 // W: any worker (StoreBlock), R: any worker (LoadBlock); beside buckwild.h's relaxed
@@ -37,6 +38,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -71,6 +73,18 @@ using F32x8 = float __attribute__((vector_size(32)));
 
 inline constexpr std::size_t kBlock = 16;  // coordinates per block
 
+#if defined(__AVX512BW__)
+// With AVX-512 the fixed-point step moves two blocks at once, b and b + 1 for an even b (a
+// pair), in 512-bit vectors: half the instructions per coordinate of the 256-bit form, the same
+// bits (each 128-bit lane of the pair's arithmetic is a lane of one block's).
+using I8x32 = std::int8_t __attribute__((vector_size(32)));
+using I16x32 = std::int16_t __attribute__((vector_size(64)));
+using I32x16 = std::int32_t __attribute__((vector_size(64)));
+using U32x16 = std::uint32_t __attribute__((vector_size(64)));
+template <typename E>
+using Pair = std::conditional_t<sizeof(E) == 1, I8x32, I16x32>;
+#endif
+
 // A block of 16 E's (E: int8 or int16).
 template <typename E>
 using Block = std::conditional_t<sizeof(E) == 1, I8x16, I16x16>;
@@ -85,28 +99,35 @@ inline constexpr float kGridMax = static_cast<float>(std::numeric_limits<E>::max
 // Coordinates rounded up to whole blocks.
 inline std::size_t PaddedLength(std::size_t n) { return (n + kBlock - 1) / kBlock * kBlock; }
 
-// Shared block at word p: one instruction (kAsm), else word by word, relaxed.
-template <bool kAsm, typename E>
-inline Block<E> LoadBlock(const std::uint64_t* p) {
-  using V = Block<E>;
+// A shared vector V (a block, or a pair under AVX-512) at word p: one instruction (kAsm), else
+// word by word, relaxed.
+template <bool kAsm, typename V>
+inline V LoadWords(const std::uint64_t* p) {
+  constexpr std::size_t kWords = sizeof(V) / sizeof(std::uint64_t);
   V v{};
   if constexpr (kAsm) {
     static_assert(detail::kWideAsmAvailable);
-    using Bytes = const std::uint64_t(*)[kWordsPerBlock<E>];
-#if defined(__AVX__)
-    asm("vmovdqu %1, %0" : "=x"(v) : "m"(*reinterpret_cast<Bytes>(p)));
-#elif defined(__SSE2__)
-    if constexpr (sizeof(V) == 16) {
-      asm("movdqu %1, %0" : "=x"(v) : "m"(*reinterpret_cast<Bytes>(p)));
-    } else {  // two halves: without AVX a 32-byte vector is two registers
-      I16x8 lo, hi;
-      asm("movdqu %1, %0" : "=x"(lo) : "m"(*reinterpret_cast<const std::uint64_t(*)[2]>(p)));
-      asm("movdqu %1, %0" : "=x"(hi) : "m"(*reinterpret_cast<const std::uint64_t(*)[2]>(p + 2)));
-      v = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    }
+    using Bytes = const std::uint64_t(*)[kWords];
+    if constexpr (sizeof(V) == 64) {
+#if defined(__AVX512F__)
+      asm("vmovdqu64 %1, %0" : "=v"(v) : "m"(*reinterpret_cast<Bytes>(p)));
 #endif
+    } else {
+#if defined(__AVX__)
+      asm("vmovdqu %1, %0" : "=x"(v) : "m"(*reinterpret_cast<Bytes>(p)));
+#elif defined(__SSE2__)
+      if constexpr (sizeof(V) == 16) {
+        asm("movdqu %1, %0" : "=x"(v) : "m"(*reinterpret_cast<Bytes>(p)));
+      } else {  // two halves: without AVX a 32-byte vector is two registers
+        I16x8 lo, hi;
+        asm("movdqu %1, %0" : "=x"(lo) : "m"(*reinterpret_cast<const std::uint64_t(*)[2]>(p)));
+        asm("movdqu %1, %0" : "=x"(hi) : "m"(*reinterpret_cast<const std::uint64_t(*)[2]>(p + 2)));
+        v = reinterpret_cast<V>(__builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+      }
+#endif
+    }
   } else {
-    for (std::size_t i = 0; i < kWordsPerBlock<E>; ++i) {
+    for (std::size_t i = 0; i < kWords; ++i) {
       // const_cast: atomic_ref needs a non-const object; a load does not modify it.
       const std::uint64_t word =
           std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(p[i])).load(std::memory_order_relaxed);
@@ -116,30 +137,48 @@ inline Block<E> LoadBlock(const std::uint64_t* p) {
   return v;
 }
 
-template <bool kAsm, typename E>
-inline void StoreBlock(std::uint64_t* p, Block<E> v) {
+template <bool kAsm, typename V>
+inline void StoreWords(std::uint64_t* p, V v) {
+  constexpr std::size_t kWords = sizeof(V) / sizeof(std::uint64_t);
   if constexpr (kAsm) {
     static_assert(detail::kWideAsmAvailable);
-    using Bytes = std::uint64_t(*)[kWordsPerBlock<E>];
-#if defined(__AVX__)
-    asm("vmovdqu %1, %0" : "=m"(*reinterpret_cast<Bytes>(p)) : "x"(v));
-#elif defined(__SSE2__)
-    if constexpr (sizeof(v) == 16) {
-      asm("movdqu %1, %0" : "=m"(*reinterpret_cast<Bytes>(p)) : "x"(v));
-    } else {
-      const I16x8 lo = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
-      const I16x8 hi = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-      asm("movdqu %1, %0" : "=m"(*reinterpret_cast<std::uint64_t(*)[2]>(p)) : "x"(lo));
-      asm("movdqu %1, %0" : "=m"(*reinterpret_cast<std::uint64_t(*)[2]>(p + 2)) : "x"(hi));
-    }
+    using Bytes = std::uint64_t(*)[kWords];
+    if constexpr (sizeof(V) == 64) {
+#if defined(__AVX512F__)
+      asm("vmovdqu64 %1, %0" : "=m"(*reinterpret_cast<Bytes>(p)) : "v"(v));
 #endif
+    } else {
+#if defined(__AVX__)
+      asm("vmovdqu %1, %0" : "=m"(*reinterpret_cast<Bytes>(p)) : "x"(v));
+#elif defined(__SSE2__)
+      if constexpr (sizeof(v) == 16) {
+        asm("movdqu %1, %0" : "=m"(*reinterpret_cast<Bytes>(p)) : "x"(v));
+      } else {
+        const auto words = reinterpret_cast<I16x16>(v);
+        const I16x8 lo = __builtin_shufflevector(words, words, 0, 1, 2, 3, 4, 5, 6, 7);
+        const I16x8 hi = __builtin_shufflevector(words, words, 8, 9, 10, 11, 12, 13, 14, 15);
+        asm("movdqu %1, %0" : "=m"(*reinterpret_cast<std::uint64_t(*)[2]>(p)) : "x"(lo));
+        asm("movdqu %1, %0" : "=m"(*reinterpret_cast<std::uint64_t(*)[2]>(p + 2)) : "x"(hi));
+      }
+#endif
+    }
   } else {
-    for (std::size_t i = 0; i < kWordsPerBlock<E>; ++i) {
+    for (std::size_t i = 0; i < kWords; ++i) {
       std::uint64_t word;
       std::memcpy(&word, reinterpret_cast<const char*>(&v) + i * sizeof word, sizeof word);
       std::atomic_ref<std::uint64_t>(p[i]).store(word, std::memory_order_relaxed);
     }
   }
+}
+
+template <bool kAsm, typename E>
+inline Block<E> LoadBlock(const std::uint64_t* p) {
+  return LoadWords<kAsm, Block<E>>(p);
+}
+
+template <bool kAsm, typename E>
+inline void StoreBlock(std::uint64_t* p, Block<E> v) {
+  StoreWords<kAsm>(p, v);
 }
 
 // A private block (the worker's own quantized row).
@@ -162,6 +201,24 @@ inline I16x16 Widen(Block<E> v) {
     return v;
   }
 }
+
+#if defined(__AVX512BW__)
+template <typename E>
+inline Pair<E> PrivatePair(const E* p) {
+  Pair<E> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <typename E>
+inline __m512i WidenPair(Pair<E> v) {
+  if constexpr (sizeof(E) == 1) {
+    return _mm512_cvtepi8_epi16(reinterpret_cast<__m256i>(v));
+  } else {
+    return reinterpret_cast<__m512i>(v);
+  }
+}
+#endif
 
 // Lanes 0-7 (kHigh false) or 8-15 of a block as floats.
 template <bool kHigh, typename E>
@@ -233,32 +290,41 @@ inline constexpr std::size_t kBlocksPerFlush = static_cast<std::size_t>(
 inline constexpr int kFractionBits = 15;
 
 // Per-worker random numbers for stochastic rounding, 16 at a time: 8 xorshift32 lanes stepped
-// together, each lane's 32 bits giving two numbers r of up to 16 bits. Two sets of
-// lanes, `even` for even blocks and `odd` for odd ones, so that two blocks' steps overlap (one
-// set is a chain of six dependent instructions per block). Not for statistics, only to make
-// rounding unbiased.
+// together, each lane's 32 bits giving two numbers r of up to 16 bits. Four sets of lanes, set k
+// for the blocks b with b % 4 == k, so that the steps of four blocks overlap: one set is a chain
+// of six dependent instructions a block, which bound the update with two sets (standalone,
+// AVX-512, 2,000 coordinates, rows in cache: 241-256 -> 157-169 ns a step). Not for statistics,
+// only to make rounding unbiased.
 struct RoundingStream {
-  U32x8 even{}, odd{};
+  static constexpr std::size_t kSets = 4;
+  std::array<U32x8, kSets> sets{};
+  // Sets 0 and 1 from the high halves of 16 draws, 2 and 3 from their low halves.
   void Seed(Rng& rng) {
-    for (U32x8* lanes : {&even, &odd}) {
-      for (int i = 0; i < 8; ++i) (*lanes)[i] = static_cast<std::uint32_t>(rng() >> 32) | 1u;
+    for (std::size_t k = 0; k < 2; ++k) {
+      for (int i = 0; i < 8; ++i) {
+        const std::uint64_t v = rng();
+        sets[k][i] = static_cast<std::uint32_t>(v >> 32) | 1u;  // xorshift32: never 0
+        sets[k + 2][i] = static_cast<std::uint32_t>(v) | 1u;
+      }
     }
   }
-  // `lanes` (even or odd) stepped; returns their 32 bits.
-  static U32x8 Step(U32x8& lanes) {
-    U32x8 x = lanes;
+  // `lanes` (a set, or under AVX-512 two side by side) stepped; returns their 32 bits.
+  template <typename U>
+  static U Step(U& lanes) {
+    U x = lanes;
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
     lanes = x;
     return x;
   }
-  // r uniform on [0, 2^bits) (bits <= 16) for two sets of 8 coordinates: each lane's low bits
-  // (lo) and its high bits (hi), from `lanes` (even or odd).
-  static void Next(U32x8& lanes, int bits, I32x8& lo, I32x8& hi) {
-    const U32x8 x = Step(lanes);
-    lo = reinterpret_cast<I32x8>(x & ((1u << bits) - 1));
-    hi = reinterpret_cast<I32x8>(x >> (32 - bits));
+  // r uniform on [0, 2^bits) (bits <= 16) for two groups of 8 coordinates: each lane's low bits
+  // (lo) and its high bits (hi), from `lanes`.
+  template <typename U, typename I>
+  static void Next(U& lanes, int bits, I& lo, I& hi) {
+    const U x = Step(lanes);
+    lo = reinterpret_cast<I>(x & ((1u << bits) - 1));
+    hi = reinterpret_cast<I>(x >> (32 - bits));
   }
 };
 
@@ -281,6 +347,15 @@ class ExactDot {
     if (b % kBlocksPerLine<D> == 0) __builtin_prefetch(ahead);
     Add(q, x);
   }
+#if defined(__AVX512BW__)
+  // Add for the pair at block b (even), into lanes of their own: each lane still takes one
+  // pair sum a call.
+  void Add(Pair<T> q, Pair<D> x, const D* ahead, std::size_t b) {
+    if (b % kBlocksPerLine<D> == 0) __builtin_prefetch(ahead);
+    pairs_ += reinterpret_cast<I32x16>(_mm512_madd_epi16(WidenPair<T>(q), WidenPair<D>(x)));
+    if (++pending_ == kBlocksPerFlush<T, D>) Flush();
+  }
+#endif
   std::int64_t Value() {
     Flush();
     return (total_[0] + total_[1]) + (total_[2] + total_[3]);
@@ -291,9 +366,19 @@ class ExactDot {
     total_ += __builtin_convertvector(__builtin_shufflevector(sum_, sum_, 0, 1, 2, 3), I64x4) +
               __builtin_convertvector(__builtin_shufflevector(sum_, sum_, 4, 5, 6, 7), I64x4);
     sum_ = I32x8{};
+#if defined(__AVX512BW__)
+    total_ += __builtin_convertvector(__builtin_shufflevector(pairs_, pairs_, 0, 1, 2, 3), I64x4) +
+              __builtin_convertvector(__builtin_shufflevector(pairs_, pairs_, 4, 5, 6, 7), I64x4) +
+              __builtin_convertvector(__builtin_shufflevector(pairs_, pairs_, 8, 9, 10, 11), I64x4) +
+              __builtin_convertvector(__builtin_shufflevector(pairs_, pairs_, 12, 13, 14, 15), I64x4);
+    pairs_ = I32x16{};
+#endif
     pending_ = 0;
   }
   I32x8 sum_{};
+#if defined(__AVX512BW__)
+  I32x16 pairs_{};
+#endif
   I64x4 total_{};
   std::size_t pending_ = 0;
 };
@@ -460,12 +545,42 @@ inline Block<T> FixedStepBlock(Block<T> q, const std::int8_t* x, FixedStep step,
 #endif
 }
 
+#if defined(__AVX512BW__)
+// FixedStepBlock for the pair at block b (even): r_lo and r_hi hold block b's r_lo, r_hi in
+// lanes 0-7 and block b + 1's in lanes 8-15. The 512-bit unpacks, pmaddwd, shifts and packs act
+// on each 128-bit lane alone, so the pair's first half is block b's 256-bit result and its
+// second block b + 1's, bit for bit; vpmovswb saturates 32 words into bytes in order.
+template <typename T>
+inline Pair<T> FixedStepPair(Pair<T> q, const std::int8_t* x, FixedStep step, I32x16 r_lo, I32x16 r_hi) {
+  const __m512i qw = WidenPair<T>(q);
+  const __m512i xw = _mm512_sll_epi16(WidenPair<std::int8_t>(PrivatePair(x)), _mm_cvtsi32_si128(step.shift));
+  const __m512i ab = _mm512_set1_epi32(static_cast<std::int32_t>(
+      static_cast<std::uint32_t>(static_cast<std::uint16_t>(step.b)) << 16 | static_cast<std::uint16_t>(step.a)));
+  // (Shifts and narrowing written so that GCC 12 warns of no undefined source: its
+  // _mm512_sra_epi32 and _mm512_cvtsepi16_epi8 trip -Wmaybe-uninitialized, GCC bug 105593.)
+  const auto grid = [&](__m512i pairs, I32x16 r) {
+    return reinterpret_cast<__m512i>((reinterpret_cast<I32x16>(_mm512_madd_epi16(pairs, ab)) + r) >> step.bits);
+  };
+  const __m512i words =
+      _mm512_packs_epi32(grid(_mm512_unpacklo_epi16(qw, xw), r_lo), grid(_mm512_unpackhi_epi16(qw, xw), r_hi));
+  if constexpr (sizeof(T) == 1) {  // saturated, then -max(T) - 1 raised, as OnGrid
+    return reinterpret_cast<I8x32>(_mm256_max_epi8(_mm512_maskz_cvtsepi16_epi8(~0u, words), _mm256_set1_epi8(-127)));
+  } else {
+    return reinterpret_cast<I16x32>(_mm512_max_epi16(words, _mm512_set1_epi16(-32767)));
+  }
+}
+#endif
+
+// UpdateBlocks without a pair form.
+struct NoPairs {};
+
 // The blocks of the shared model moved by row x's step, `block(q, x, r_lo, r_hi)` giving each
 // block's new value from its old one, with r from `stream` at `bits` bits (or 2^(bits - 1),
 // to nearest, without a stream); with `next`, also the next row's dot product (DenseUpdate).
-template <bool kAsm, typename T, typename D, typename StepBlock>
+// `pair`, under AVX-512 with a stream: the same for two blocks at once (FixedStepPair).
+template <bool kAsm, typename T, typename D, typename StepBlock, typename StepPair = NoPairs>
 std::int64_t UpdateBlocks(std::uint64_t* model, const D* x, std::size_t blocks, RoundingStream* stream, int bits,
-                          const D* next, const D* ahead, StepBlock block) {
+                          const D* next, const D* ahead, StepBlock block, [[maybe_unused]] StepPair pair = {}) {
   // No lambda refers to `dot`: with its address taken the compiler kept it in memory through
   // every asm store (standalone, rows in cache: 0.81 against 0.59 us a step).
   ExactDot<T, D> dot;
@@ -480,24 +595,45 @@ std::int64_t UpdateBlocks(std::uint64_t* model, const D* x, std::size_t blocks, 
     }
     return dot.Value();
   }
-  U32x8 even = stream->even, odd = stream->odd;  // in registers (so no `b % 2 ? ...` reference)
-  I32x8 lo, hi;
-  for (; b < blocks; b += 2) {
-    RoundingStream::Next(even, bits, lo, hi);
-    std::uint64_t* words = model + b * kWordsPerBlock<T>;
-    const Block<T> first = block(LoadBlock<kAsm, T>(words), x + b * kBlock, lo, hi);
-    StoreBlock<kAsm, T>(words, first);
-    if (next != nullptr) dot.Add(first, PrivateBlock(next + b * kBlock), ahead + b * kBlock, b);
-    if (b + 1 == blocks) break;
-    RoundingStream::Next(odd, bits, lo, hi);
-    const std::size_t b1 = b + 1;
-    words = model + b1 * kWordsPerBlock<T>;
-    const Block<T> second = block(LoadBlock<kAsm, T>(words), x + b1 * kBlock, lo, hi);
-    StoreBlock<kAsm, T>(words, second);
-    if (next != nullptr) dot.Add(second, PrivateBlock(next + b1 * kBlock), ahead + b1 * kBlock, b1);
+  // s_k: set (b + k) % 4 for block b; the four rotate a place a block, in registers.
+  U32x8 s0 = stream->sets[0], s1 = stream->sets[1], s2 = stream->sets[2], s3 = stream->sets[3];
+#if defined(__AVX512BW__)
+  if constexpr (!std::is_same_v<StepPair, NoPairs>) {
+    // Pairs of blocks, each pair's two sets side by side (FixedStepPair), then a last block alone.
+    U32x16 p0 = __builtin_shufflevector(s0, s1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    U32x16 p1 = __builtin_shufflevector(s2, s3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    I32x16 lo, hi;
+    for (; b + 2 <= blocks; b += 2) {
+      RoundingStream::Next(p0, bits, lo, hi);
+      std::uint64_t* words = model + b * kWordsPerBlock<T>;
+      const Pair<T> updated = pair(LoadWords<kAsm, Pair<T>>(words), x + b * kBlock, lo, hi);
+      StoreWords<kAsm>(words, updated);
+      if (next != nullptr) dot.Add(updated, PrivatePair(next + b * kBlock), ahead + b * kBlock, b);
+      std::swap(p0, p1);
+    }
+    s0 = __builtin_shufflevector(p0, p0, 0, 1, 2, 3, 4, 5, 6, 7);
+    s1 = __builtin_shufflevector(p0, p0, 8, 9, 10, 11, 12, 13, 14, 15);
+    s2 = __builtin_shufflevector(p1, p1, 0, 1, 2, 3, 4, 5, 6, 7);
+    s3 = __builtin_shufflevector(p1, p1, 8, 9, 10, 11, 12, 13, 14, 15);
   }
-  stream->even = even;
-  stream->odd = odd;
+#endif
+  I32x8 lo, hi;
+  for (; b < blocks; ++b) {
+    RoundingStream::Next(s0, bits, lo, hi);
+    std::uint64_t* words = model + b * kWordsPerBlock<T>;
+    const Block<T> updated = block(LoadBlock<kAsm, T>(words), x + b * kBlock, lo, hi);
+    StoreBlock<kAsm, T>(words, updated);
+    if (next != nullptr) dot.Add(updated, PrivateBlock(next + b * kBlock), ahead + b * kBlock, b);
+    const U32x8 used = s0;
+    s0 = s1;
+    s1 = s2;
+    s2 = s3;
+    s3 = used;
+  }
+  stream->sets[blocks % 4] = s0;
+  stream->sets[(blocks + 1) % 4] = s1;
+  stream->sets[(blocks + 2) % 4] = s2;
+  stream->sets[(blocks + 3) % 4] = s3;
   return dot.Value();
 }
 
@@ -515,12 +651,19 @@ std::int64_t DenseUpdate(std::uint64_t* model, const D* x, std::size_t blocks, f
                          RoundingStream* stream, const D* next = nullptr, const D* ahead = nullptr) {
   if constexpr (sizeof(D) == 1) {  // int8 data: FixedStep
     if (stream != nullptr) {
-      const U32x8 u = RoundingStream::Step(stream->odd);  // A's and b's draws
+      const U32x8 u = RoundingStream::Step(stream->sets[1]);  // A's and b's draws
       if (const std::optional<FixedStep> step = MakeFixedStep(c, shrink, u[0], u[1])) {
-        return UpdateBlocks<kAsm, T>(model, x, blocks, stream, step->bits, next, ahead,
-                                     [step = *step](Block<T> q, const D* row, I32x8 r_lo, I32x8 r_hi) {
-                                       return FixedStepBlock<T>(q, row, step, r_lo, r_hi);
+        const auto block = [step = *step](Block<T> q, const D* row, I32x8 r_lo, I32x8 r_hi) {
+          return FixedStepBlock<T>(q, row, step, r_lo, r_hi);
+        };
+#if defined(__AVX512BW__)
+        return UpdateBlocks<kAsm, T>(model, x, blocks, stream, step->bits, next, ahead, block,
+                                     [step = *step](Pair<T> q, const D* row, I32x16 r_lo, I32x16 r_hi) {
+                                       return FixedStepPair<T>(q, row, step, r_lo, r_hi);
                                      });
+#else
+        return UpdateBlocks<kAsm, T>(model, x, blocks, stream, step->bits, next, ahead, block);
+#endif
       }
     }
   }
