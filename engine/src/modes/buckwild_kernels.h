@@ -84,6 +84,9 @@ using I32x16 = std::int32_t __attribute__((vector_size(64)));
 using U32x16 = std::uint32_t __attribute__((vector_size(64)));
 template <typename E>
 using Pair = std::conditional_t<sizeof(E) == 1, I8x32, I16x32>;
+inline constexpr bool kPairs = true;
+#else
+inline constexpr bool kPairs = false;
 #endif
 
 // A block of 16 E's (E: int8 or int16).
@@ -104,6 +107,7 @@ inline std::size_t PaddedLength(std::size_t n) { return (n + kBlock - 1) / kBloc
 // word by word, relaxed.
 template <bool kAsm, typename V>
 inline V LoadWords(const std::uint64_t* p) {
+  static_assert(sizeof(V) < 64 || kPairs, "64-byte vectors are AVX-512's pairs");
   constexpr std::size_t kWords = sizeof(V) / sizeof(std::uint64_t);
   V v{};
   if constexpr (kAsm) {
@@ -140,6 +144,7 @@ inline V LoadWords(const std::uint64_t* p) {
 
 template <bool kAsm, typename V>
 inline void StoreWords(std::uint64_t* p, V v) {
+  static_assert(sizeof(V) < 64 || kPairs, "64-byte vectors are AVX-512's pairs");
   constexpr std::size_t kWords = sizeof(V) / sizeof(std::uint64_t);
   if constexpr (kAsm) {
     static_assert(detail::kWideAsmAvailable);
@@ -182,12 +187,17 @@ inline void StoreBlock(std::uint64_t* p, Block<E> v) {
   StoreWords<kAsm>(p, v);
 }
 
-// A private block (the worker's own quantized row).
-template <typename E>
-inline Block<E> PrivateBlock(const E* p) {
-  Block<E> v;
+// A private vector V of E's at p (the worker's own quantized row): a block, or a pair.
+template <typename V, typename E>
+inline V Private(const E* p) {
+  V v;
   std::memcpy(&v, p, sizeof v);
   return v;
+}
+
+template <typename E>
+inline Block<E> PrivateBlock(const E* p) {
+  return Private<Block<E>>(p);
 }
 
 template <typename E>
@@ -212,13 +222,6 @@ inline __m512i MultiplyAddPairsInto(__m512i acc, __m512i a, __m512i b) {
 #else
   return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b));
 #endif
-}
-
-template <typename E>
-inline Pair<E> PrivatePair(const E* p) {
-  Pair<E> v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
 }
 
 template <typename E>
@@ -494,6 +497,11 @@ struct FixedStep {
   int bits = 0;   // s
   int shift = 0;  // k
   std::int16_t a = 0, b = 0;  // A and b
+  // (A, b) in one int32 lane, A in the low half: pmaddwd's operand against each (q, x') lane.
+  std::int32_t Lane() const {
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint16_t>(b)) << 16 |
+                                     static_cast<std::uint16_t>(a));
+  }
 };
 
 // The most k above: the bits an int16 holds beyond an int8's.
@@ -540,11 +548,7 @@ inline Block<T> FixedStepBlock(Block<T> q, const std::int8_t* x, FixedStep step,
   const __m256i qw = reinterpret_cast<__m256i>(Widen<T>(q));
   const __m256i xw =
       _mm256_sll_epi16(reinterpret_cast<__m256i>(Widen<std::int8_t>(PrivateBlock(x))), _mm_cvtsi32_si128(step.shift));
-  const auto pair = [](std::int16_t low, std::int16_t high) {
-    return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint16_t>(high)) << 16 |
-                                     static_cast<std::uint16_t>(low));
-  };
-  const __m256i ab = _mm256_set1_epi32(pair(step.a, step.b));
+  const __m256i ab = _mm256_set1_epi32(step.Lane());
   const __m128i bits = _mm_cvtsi32_si128(step.bits);
   const auto grid = [&](__m256i pairs, I32x8 r) {
     return _mm256_sra_epi32(_mm256_add_epi32(_mm256_madd_epi16(pairs, ab), reinterpret_cast<__m256i>(r)), bits);
@@ -573,9 +577,8 @@ inline Block<T> FixedStepBlock(Block<T> q, const std::int8_t* x, FixedStep step,
 template <typename T>
 inline Pair<T> FixedStepPair(Pair<T> q, const std::int8_t* x, FixedStep step, I32x16 r_lo, I32x16 r_hi) {
   const __m512i qw = WidenPair<T>(q);
-  const __m512i xw = _mm512_sll_epi16(WidenPair<std::int8_t>(PrivatePair(x)), _mm_cvtsi32_si128(step.shift));
-  const __m512i ab = _mm512_set1_epi32(static_cast<std::int32_t>(
-      static_cast<std::uint32_t>(static_cast<std::uint16_t>(step.b)) << 16 | static_cast<std::uint16_t>(step.a)));
+  const __m512i xw = _mm512_sll_epi16(WidenPair<std::int8_t>(Private<I8x32>(x)), _mm_cvtsi32_si128(step.shift));
+  const __m512i ab = _mm512_set1_epi32(step.Lane());
   // (Shifts and narrowing written so that GCC 12 warns of no undefined source: its
   // _mm512_sra_epi32 and _mm512_cvtsepi16_epi8 trip -Wmaybe-uninitialized, GCC bug 105593.)
   const auto grid = [&](__m512i pairs, I32x16 r) {
@@ -629,7 +632,7 @@ std::int64_t UpdateBlocks(std::uint64_t* model, const D* x, std::size_t blocks, 
       std::uint64_t* words = model + b * kWordsPerBlock<T>;
       const Pair<T> updated = pair(LoadWords<kAsm, Pair<T>>(words), x + b * kBlock, lo, hi);
       StoreWords<kAsm>(words, updated);
-      if (next != nullptr) dot.Add(updated, PrivatePair(next + b * kBlock), ahead + b * kBlock, b);
+      if (next != nullptr) dot.Add(updated, Private<Pair<D>>(next + b * kBlock), ahead + b * kBlock, b);
       std::swap(p0, p1);
     }
     s0 = __builtin_shufflevector(p0, p0, 0, 1, 2, 3, 4, 5, 6, 7);
