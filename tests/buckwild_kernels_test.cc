@@ -258,9 +258,10 @@ TYPED_TEST(BuckwildKernels, StochasticRoundingIsUnbiased) {
 
 // The update is each block's FixedStepBlock in turn, block b rounded with the stream's set
 // b % 4, and leaves the stream where those draws end: under AVX-512 it holds the pairs' form
-// (FixedStepPair) to the blocks' bits, at every count of blocks a pair loop can end on, and the
-// next row's dot product to the stored blocks.
-TEST(BuckwildFixedStep, UpdateIsTheBlocksStepsInTurn) {
+// (FixedStepPair, vpmovswb for an int8 model) to the blocks' bits, at every count of blocks a
+// pair loop can end on, and the next row's dot product to the stored blocks.
+template <typename T>
+void BlocksStepsInTurn() {
   using D = std::int8_t;
   for (const std::size_t blocks : {1, 2, 3, 4, 5, 6, 7, 125}) {
     const std::size_t n = blocks * kBlock;
@@ -270,7 +271,7 @@ TEST(BuckwildFixedStep, UpdateIsTheBlocksStepsInTurn) {
       RoundingStream stream;
       stream.Seed(rng);
       RoundingStream expected_stream = stream;
-      std::vector<std::uint64_t> model = Words(Grid<std::int16_t>(n, 23)), expected = model;
+      std::vector<std::uint64_t> model = Words(Grid<T>(n, 23)), expected = model;
       for (int step = 0; step < 2; ++step) {  // the second from where the first left the stream
         const U32x8 u = RoundingStream::Step(expected_stream.sets[1]);
         const std::optional<FixedStep> fixed = MakeFixedStep(c, 0.999f, u[0], u[1]);
@@ -279,14 +280,13 @@ TEST(BuckwildFixedStep, UpdateIsTheBlocksStepsInTurn) {
         for (std::size_t b = 0; b < blocks; ++b) {
           I32x8 lo, hi;
           RoundingStream::Next(expected_stream.sets[b % 4], fixed->bits, lo, hi);
-          std::uint64_t* words = expected.data() + b * kWordsPerBlock<std::int16_t>;
-          const I16x16 q = FixedStepBlock<std::int16_t>(LoadBlock<false, std::int16_t>(words), x.data() + b * kBlock,
-                                                        *fixed, lo, hi);
-          StoreBlock<false, std::int16_t>(words, q);
+          std::uint64_t* words = expected.data() + b * kWordsPerBlock<T>;
+          const Block<T> q = FixedStepBlock<T>(LoadBlock<false, T>(words), x.data() + b * kBlock, *fixed, lo, hi);
+          StoreBlock<false, T>(words, q);
           for (std::size_t i = 0; i < kBlock; ++i) dot += std::int64_t{q[i]} * next[b * kBlock + i];
         }
-        EXPECT_EQ((DenseUpdate<detail::kWideAsmAvailable, std::int16_t>(model.data(), x.data(), blocks, c, 0.999f,
-                                                                         &stream, next.data(), next.data())),
+        EXPECT_EQ((DenseUpdate<detail::kWideAsmAvailable, T>(model.data(), x.data(), blocks, c, 0.999f, &stream,
+                                                              next.data(), next.data())),
                   dot)
             << blocks << " " << c;
         EXPECT_EQ(model, expected) << blocks << " " << c << " " << step;
@@ -296,6 +296,11 @@ TEST(BuckwildFixedStep, UpdateIsTheBlocksStepsInTurn) {
       }
     }
   }
+}
+
+TEST(BuckwildFixedStep, UpdateIsTheBlocksStepsInTurn) {
+  BlocksStepsInTurn<std::int16_t>();
+  BlocksStepsInTurn<std::int8_t>();
 }
 
 // Two writers store whole vectors V of int16 A or B (blocks, or pairs under AVX-512) over the

@@ -298,9 +298,10 @@ class BuckwildMode<LinearModel<Loss>, D, T> {
   const D* DenseValues(const State& self, std::uint32_t r) const {
     return self.values.data() + static_cast<std::size_t>(r) * Blocks() * buckwild::kBlock;
   }
-  // How many steps ahead a dense step asks for a row: a row of 2,000 int8 values takes about
-  // a step of the AVX-512 kernel to arrive (standalone, rows from memory in random order: 240-270
-  // ns a step asking 2 rows ahead, 191-216 asking 3 or 4, 156 with the rows in cache).
+  // How many steps ahead a dense step asks for a row (DenseUpdate's `ahead`). Two steps of the
+  // AVX-512 kernel were too few for a row to arrive (standalone, 2,000 int8 values a row, rows
+  // from memory in random order: 240-270 ns a step asking 2 rows ahead, 191-216 asking 3 or 4,
+  // 156 with the rows in cache; in the CLI five ran at 0.93x of three).
   static constexpr std::size_t kRowsAhead = 3;
   // Step k of the epoch's order on a dense row. `sum`: its margin's sum, when the step before
   // computed it (buckwild::DenseUpdate's `next`), else summed here. Returns the next step's.
