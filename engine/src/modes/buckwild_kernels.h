@@ -1,5 +1,6 @@
-// Over 300 lines: each vector step has an AVX2 form and a portable one beside it, which the
-// sanitizer builds run and the tests hold to the same results.
+// Over 300 lines: each vector step has an AVX2 form (the fixed-point step also an AVX-512 one)
+// and a portable one beside it, which the sanitizer builds run and the tests hold to the same
+// results.
 // Buckwild!'s dense kernels (internal): the dot product of a dense row with the shared
 // fixed-point model, and the row's rounded update of it, 16 coordinates (a block) at a time;
 // the update also sums the next row's dot product from the blocks it stores, so that a step
@@ -332,8 +333,8 @@ struct RoundingStream {
     lanes = x;
     return x;
   }
-  // r uniform on [0, 2^bits) (bits <= 16) for two groups of 8 coordinates: each lane's low bits
-  // (lo) and its high bits (hi), from `lanes`.
+  // r uniform on [0, 2^bits) (bits <= 16) for two groups of coordinates, one r a lane in each:
+  // each lane's low bits (lo) and its high bits (hi), from `lanes`.
   template <typename U, typename I>
   static void Next(U& lanes, int bits, I& lo, I& hi) {
     const U x = Step(lanes);
