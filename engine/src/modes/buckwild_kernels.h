@@ -354,22 +354,22 @@ class ExactDot {
  public:
   void Add(Block<T> q, Block<D> x) {
     sum_ += MultiplyAddPairs(Widen<T>(q), Widen<D>(x));
-    if (++pending_ == kBlocksPerFlush<T, D>) Flush();
+    Counted();
   }
   // Add, for block b of rows read in order, with the line of `ahead` at block b asked for
   // every 64 bytes of D.
   void Add(Block<T> q, Block<D> x, const D* ahead, std::size_t b) {
-    if (b % kBlocksPerLine<D> == 0) __builtin_prefetch(ahead);
+    Ask(ahead, b);
     Add(q, x);
   }
 #if defined(__AVX512BW__)
   // Add for the pair at block b (even), into lanes of their own: each lane still takes one
   // pair sum a call.
   void Add(Pair<T> q, Pair<D> x, const D* ahead, std::size_t b) {
-    if (b % kBlocksPerLine<D> == 0) __builtin_prefetch(ahead);
+    Ask(ahead, b);
     pairs_ = reinterpret_cast<I32x16>(
         MultiplyAddPairsInto(reinterpret_cast<__m512i>(pairs_), WidenPair<T>(q), WidenPair<D>(x)));
-    if (++pending_ == kBlocksPerFlush<T, D>) Flush();
+    Counted();
   }
 #endif
   std::int64_t Value() {
@@ -378,15 +378,23 @@ class ExactDot {
   }
 
  private:
+  static void Ask(const D* ahead, std::size_t b) {
+    if (b % kBlocksPerLine<D> == 0) __builtin_prefetch(ahead);
+  }
+  void Counted() {
+    if (++pending_ == kBlocksPerFlush<T, D>) Flush();
+  }
+  // v's eight int32 lanes added into total_'s four int64 ones.
+  void Widened(I32x8 v) {
+    total_ += __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), I64x4) +
+              __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), I64x4);
+  }
   void Flush() {
-    total_ += __builtin_convertvector(__builtin_shufflevector(sum_, sum_, 0, 1, 2, 3), I64x4) +
-              __builtin_convertvector(__builtin_shufflevector(sum_, sum_, 4, 5, 6, 7), I64x4);
+    Widened(sum_);
     sum_ = I32x8{};
 #if defined(__AVX512BW__)
-    total_ += __builtin_convertvector(__builtin_shufflevector(pairs_, pairs_, 0, 1, 2, 3), I64x4) +
-              __builtin_convertvector(__builtin_shufflevector(pairs_, pairs_, 4, 5, 6, 7), I64x4) +
-              __builtin_convertvector(__builtin_shufflevector(pairs_, pairs_, 8, 9, 10, 11), I64x4) +
-              __builtin_convertvector(__builtin_shufflevector(pairs_, pairs_, 12, 13, 14, 15), I64x4);
+    Widened(__builtin_shufflevector(pairs_, pairs_, 0, 1, 2, 3, 4, 5, 6, 7));
+    Widened(__builtin_shufflevector(pairs_, pairs_, 8, 9, 10, 11, 12, 13, 14, 15));
     pairs_ = I32x16{};
 #endif
     pending_ = 0;
